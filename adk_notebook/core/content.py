@@ -1,0 +1,188 @@
+"""Messages: a `Content` is one turn (a role and its parts); a `Part` is one piece of it.
+
+Plain slotted dataclasses: they are created per streamed chunk, so they must be cheap.
+`to_dict` / `from_dict` give the JSON form sessions store (bytes as base64).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Blob", "Content", "FileData", "FunctionCall", "FunctionResponse", "Part", "Role"]
+
+Role = Literal["user", "model", "tool"]
+
+
+@dataclass(slots=True)
+class Blob:
+    """Bytes sent inline, e.g. an image a tool produced."""
+
+    mime_type: str
+    data: bytes
+
+    def __repr__(self) -> str:  # never dump megabytes into a notebook cell
+        return f"Blob(mime_type={self.mime_type!r}, data=<{len(self.data)} bytes>)"
+
+
+@dataclass(slots=True)
+class FileData:
+    """A reference to a file by URI; the model (or the notebook) fetches it."""
+
+    mime_type: str
+    file_uri: str
+
+
+@dataclass(slots=True)
+class FunctionCall:
+    """The model asks for a tool: `FunctionCall("get_weather", {"city": "Tokyo"})`."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass(slots=True)
+class FunctionResponse:
+    """A tool's answer to one call; `parts` carries images or files for multimodal responses."""
+
+    name: str
+    response: dict[str, Any]
+    id: str | None = None
+    parts: list[Part] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Part:
+    """One piece of a message. Exactly one of the fields is set."""
+
+    text: str | None = None
+    inline_data: Blob | None = None
+    file_data: FileData | None = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    thought: bool = False
+
+    @classmethod
+    def from_text(cls, text: str) -> Part:
+        return cls(text=text)
+
+    @classmethod
+    def from_bytes(cls, mime_type: str, data: bytes) -> Part:
+        return cls(inline_data=Blob(mime_type, data))
+
+    @classmethod
+    def from_uri(cls, mime_type: str, file_uri: str) -> Part:
+        return cls(file_data=FileData(mime_type, file_uri))
+
+    @property
+    def mime_type(self) -> str | None:
+        if self.inline_data is not None:
+            return self.inline_data.mime_type
+        if self.file_data is not None:
+            return self.file_data.mime_type
+        return None
+
+    @property
+    def file_uri(self) -> str | None:
+        return self.file_data.file_uri if self.file_data is not None else None
+
+    def is_media(self) -> bool:
+        """True for inline bytes or a file reference (images, audio, PDFs...)."""
+        return self.inline_data is not None or self.file_data is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.text is not None:
+            return {"text": self.text, "thought": True} if self.thought else {"text": self.text}
+        if self.inline_data is not None:
+            return {"inline_data": _blob_to_dict(self.inline_data)}
+        if self.file_data is not None:
+            return {"file_data": {"mime_type": self.file_data.mime_type, "file_uri": self.file_data.file_uri}}
+        if self.function_call is not None:
+            call = self.function_call
+            return {"function_call": {"name": call.name, "args": call.args, "id": call.id}}
+        if self.function_response is not None:
+            resp = self.function_response
+            data: dict[str, Any] = {"name": resp.name, "response": resp.response, "id": resp.id}
+            if resp.parts:
+                data["parts"] = [p.to_dict() for p in resp.parts]
+            return {"function_response": data}
+        return {}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Part:
+        if "text" in data:
+            return cls(text=data["text"], thought=bool(data.get("thought", False)))
+        if "inline_data" in data:
+            blob = data["inline_data"]
+            return cls(inline_data=Blob(blob["mime_type"], base64.b64decode(blob["data"])))
+        if "file_data" in data:
+            ref = data["file_data"]
+            return cls(file_data=FileData(ref["mime_type"], ref["file_uri"]))
+        if "function_call" in data:
+            call = data["function_call"]
+            return cls(function_call=FunctionCall(call["name"], call.get("args") or {}, call.get("id")))
+        if "function_response" in data:
+            resp = data["function_response"]
+            parts = [cls.from_dict(p) for p in resp.get("parts", ())]
+            return cls(function_response=FunctionResponse(resp["name"], resp["response"], resp.get("id"), parts))
+        return cls()
+
+
+def _blob_to_dict(blob: Blob) -> dict[str, str]:
+    return {"mime_type": blob.mime_type, "data": base64.b64encode(blob.data).decode("ascii")}
+
+
+@dataclass(slots=True)
+class Content:
+    """One message of the conversation.
+
+    Build it fluently, as in the seed: `Content.user("What's in this image?")
+    .with_inline_data("image/png", png_bytes)`. The `with_*` builders append and return self.
+    """
+
+    role: Role
+    parts: list[Part] = field(default_factory=list)
+
+    @classmethod
+    def user(cls, text: str | None = None) -> Content:
+        return cls("user", [Part(text=text)] if text is not None else [])
+
+    @classmethod
+    def model(cls, text: str | None = None) -> Content:
+        return cls("model", [Part(text=text)] if text is not None else [])
+
+    def with_text(self, text: str) -> Content:
+        self.parts.append(Part(text=text))
+        return self
+
+    def with_inline_data(self, mime_type: str, data: bytes) -> Content:
+        self.parts.append(Part(inline_data=Blob(mime_type, data)))
+        return self
+
+    def with_file_uri(self, mime_type: str, file_uri: str) -> Content:
+        self.parts.append(Part(file_data=FileData(mime_type, file_uri)))
+        return self
+
+    def with_part(self, part: Part) -> Content:
+        self.parts.append(part)
+        return self
+
+    @property
+    def text(self) -> str:
+        """All text parts joined (thoughts left out); "" when there is none."""
+        return "".join(p.text for p in self.parts if p.text is not None and not p.thought)
+
+    def function_calls(self) -> list[FunctionCall]:
+        return [p.function_call for p in self.parts if p.function_call is not None]
+
+    def function_responses(self) -> list[FunctionResponse]:
+        return [p.function_response for p in self.parts if p.function_response is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "parts": [p.to_dict() for p in self.parts]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Content:
+        return cls(data["role"], [Part.from_dict(p) for p in data.get("parts", ())])

@@ -1,0 +1,146 @@
+"""The context hierarchy: what agents, callbacks and tools may see and do during a run.
+
+```
+ReadonlyContext      ids, the user's message, read-only state
+└── CallbackContext  + writable state (recorded as a delta), artifacts
+    └── ToolContext  + the function call id, event actions, memory search
+```
+`InvocationContext` is the runtime's own record of one invocation; the others are views on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from .content import Content
+from .events import EventActions, new_id
+from .state import TEMP_PREFIX, State
+
+if TYPE_CHECKING:
+    from ..agents.base import Agent
+    from ..runner import RunConfig
+    from ..sessions.base import BaseSessionService, Session
+
+__all__ = ["CallbackContext", "InvocationContext", "ReadonlyContext", "ToolContext"]
+
+
+@dataclass(slots=True, eq=False)
+class InvocationContext:
+    """Everything one invocation (one user message, all its model and tool turns) works with."""
+
+    agent: Agent
+    session: Session
+    session_service: BaseSessionService
+    user_content: Content
+    run_config: RunConfig
+    app_name: str
+    invocation_id: str = field(default_factory=lambda: "e-" + new_id())
+    artifact_service: Any = None
+    memory_service: Any = None
+    ended: bool = False
+
+    @property
+    def user_id(self) -> str:
+        return self.session.user_id
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    def end_invocation(self) -> None:
+        """Ask the agent to stop after the current step."""
+        self.ended = True
+
+    def clear_temp_state(self) -> None:
+        """`temp:` keys live for one invocation only."""
+        state = self.session.state
+        for key in [k for k in state if k.startswith(TEMP_PREFIX)]:
+            del state[key]
+
+
+class ReadonlyContext:
+    """Ids and read-only state: what an instruction provider or a toolset sees."""
+
+    __slots__ = ("_invocation",)
+
+    def __init__(self, invocation: InvocationContext) -> None:
+        self._invocation = invocation
+
+    @property
+    def invocation_id(self) -> str:
+        return self._invocation.invocation_id
+
+    @property
+    def agent_name(self) -> str:
+        return self._invocation.agent.name
+
+    @property
+    def user_id(self) -> str:
+        return self._invocation.session.user_id
+
+    @property
+    def app_name(self) -> str:
+        return self._invocation.app_name
+
+    @property
+    def session_id(self) -> str:
+        return self._invocation.session.id
+
+    @property
+    def user_content(self) -> Content:
+        return self._invocation.user_content
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        return MappingProxyType(self._invocation.session.state)
+
+    @property
+    def run_config(self) -> RunConfig:
+        return self._invocation.run_config
+
+
+class CallbackContext(ReadonlyContext):
+    """Adds writable state: writes are visible at once and persisted with the next event."""
+
+    __slots__ = ("actions", "_state")
+
+    def __init__(self, invocation: InvocationContext, actions: EventActions | None = None) -> None:
+        super().__init__(invocation)
+        self.actions = actions if actions is not None else EventActions()
+        self._state = State(invocation.session.state, self.actions.state_delta)
+
+    @property
+    def state(self) -> State:  # type: ignore[override]
+        return self._state
+
+    @property
+    def artifacts(self) -> Any:
+        """The artifact service, or None when the runner has none."""
+        return self._invocation.artifact_service
+
+
+class ToolContext(CallbackContext):
+    """What a running tool gets: the call it answers, state, actions and memory."""
+
+    __slots__ = ("function_call_id", "tool_name")
+
+    def __init__(
+        self,
+        invocation: InvocationContext,
+        function_call_id: str,
+        tool_name: str = "",
+        actions: EventActions | None = None,
+    ) -> None:
+        super().__init__(invocation, actions)
+        self.function_call_id = function_call_id
+        self.tool_name = tool_name
+
+    async def search_memory(self, query: str) -> list[Any]:
+        """Entries of the long-term memory service matching `query` ([] without one)."""
+        memory = self._invocation.memory_service
+        if memory is None:
+            return []
+        return await memory.search(app_name=self.app_name, user_id=self.user_id, query=query)

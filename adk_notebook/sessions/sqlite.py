@@ -1,0 +1,352 @@
+"""Sessions in a SQLite file: persistent, embedded, standard library only.
+
+Tables (schema version 1, kept in `PRAGMA user_version`):
+
+    sessions     (app_name, user_id, id) -> session-scope state JSON, created/updated times
+    events       seq (insertion order), session key, id, Event.to_dict() JSON, timestamp
+    app_states   app_name -> `app:` state JSON
+    user_states  (app_name, user_id) -> `user:` state JSON
+
+`temp:` keys never reach the file. Each stored event is one transaction together with its
+state changes, so a crash never keeps one without the other. sqlite3 is synchronous, but every
+call is small (well under a millisecond), so the async methods do the work on the calling
+thread; one connection, guarded by a lock, serves every thread (the notebook runs agents on
+worker threads).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..core.errors import AdkError
+from ..core.events import Event, new_id
+from ..core.state import split_delta
+from .base import BaseSessionService, Session, session_exists
+
+__all__ = ["SqliteSessionService"]
+
+_SCHEMA_VERSION = 1
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one encoder: dumps() builds one per call
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    app_name     TEXT NOT NULL,
+    user_id      TEXT NOT NULL,
+    id           TEXT NOT NULL,
+    state        TEXT NOT NULL DEFAULT '{}',
+    created_time REAL NOT NULL,
+    updated_time REAL NOT NULL,
+    PRIMARY KEY (app_name, user_id, id)
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq        INTEGER PRIMARY KEY,
+    app_name   TEXT NOT NULL,
+    user_id    TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    data       TEXT NOT NULL,
+    timestamp  REAL NOT NULL,
+    FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions (app_name, user_id, id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS events_by_session ON events (app_name, user_id, session_id, seq);
+CREATE TABLE IF NOT EXISTS app_states (
+    app_name TEXT PRIMARY KEY,
+    state    TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS user_states (
+    app_name TEXT NOT NULL,
+    user_id  TEXT NOT NULL,
+    state    TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (app_name, user_id)
+);
+"""
+
+# One probe per table: a file whose tables share our names but not our columns fails here.
+_PROBES = (
+    "SELECT app_name, user_id, id, state, created_time, updated_time FROM sessions LIMIT 0",
+    "SELECT seq, app_name, user_id, session_id, id, data, timestamp FROM events LIMIT 0",
+    "SELECT app_name, state FROM app_states LIMIT 0",
+    "SELECT app_name, user_id, state FROM user_states LIMIT 0",
+)
+
+_SESSION_KEY = "app_name = ? AND user_id = ? AND id = ?"
+_APP_STATE = "SELECT state FROM app_states WHERE app_name = ?"
+_USER_STATE = "SELECT state FROM user_states WHERE app_name = ? AND user_id = ?"
+_PUT_APP_STATE = (
+    "INSERT INTO app_states (app_name, state) VALUES (?, ?) "
+    "ON CONFLICT (app_name) DO UPDATE SET state = excluded.state"
+)
+_PUT_USER_STATE = (
+    "INSERT INTO user_states (app_name, user_id, state) VALUES (?, ?, ?) "
+    "ON CONFLICT (app_name, user_id) DO UPDATE SET state = excluded.state"
+)
+
+
+class SqliteSessionService(BaseSessionService):
+    """Keeps sessions, their events and the app/user state in one SQLite file.
+
+    Args:
+        path: The database file; it is created (with its tables) when missing, but its folder
+            must exist. Several services, threads or processes may share one file.
+        timeout: Seconds to wait for another connection's write lock before giving up.
+
+    Use it as a context manager, or call `close()` when done:
+
+        with SqliteSessionService("sessions.db") as sessions:
+            runner = Runner(app_name="demo", agent=agent, session_service=sessions)
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        self.path = os.path.expanduser(os.fspath(path))
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = _open(self.path, timeout)
+
+    def __repr__(self) -> str:
+        closed = ", closed" if self._conn is None else ""
+        return f"SqliteSessionService({self.path!r}{closed})"
+
+    def __enter__(self) -> SqliteSessionService:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (the last one to close folds the WAL back into the file). Idempotent."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    async def create(
+        self, *, app_name: str, user_id: str, session_id: str | None = None, state: dict[str, Any] | None = None
+    ) -> Session:
+        session_id = session_id or new_id()
+        app, user, own = split_delta(state or {})
+        own_json = _dumps(own, "the initial session state")
+        _dumps(app, "the initial app state")
+        _dumps(user, "the initial user state")
+        now = time.time()
+        with self._transaction(write=True) as conn:
+            if conn.execute(f"SELECT 1 FROM sessions WHERE {_SESSION_KEY}", (app_name, user_id, session_id)).fetchone():
+                raise session_exists(app_name, user_id, session_id)
+            conn.execute(
+                "INSERT INTO sessions (app_name, user_id, id, state, created_time, updated_time) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (app_name, user_id, session_id, own_json, now, now),
+            )
+            app_state = _merge(conn, _APP_STATE, _PUT_APP_STATE, (app_name,), app)
+            user_state = _merge(conn, _USER_STATE, _PUT_USER_STATE, (app_name, user_id), user)
+        return Session(session_id, app_name, user_id, state={**own, **app_state, **user_state}, last_update_time=now)
+
+    async def get(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
+        key = (app_name, user_id, session_id)
+        with self._transaction() as conn:
+            row = conn.execute(f"SELECT state, updated_time FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
+            if row is None:
+                return None
+            scoped = _scoped_state(conn, app_name, user_id)
+            rows = conn.execute(
+                "SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq", key
+            ).fetchall()
+        events = [Event.from_dict(json.loads(data)) for (data,) in rows]
+        state = {**json.loads(row[0]), **scoped}
+        return Session(session_id, app_name, user_id, state=state, events=events, last_update_time=row[1])
+
+    async def list(self, *, app_name: str, user_id: str) -> list[Session]:
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, state, updated_time FROM sessions WHERE app_name = ? AND user_id = ? ORDER BY rowid",
+                (app_name, user_id),
+            ).fetchall()
+            scoped = _scoped_state(conn, app_name, user_id) if rows else {}
+        return [
+            Session(sid, app_name, user_id, state={**json.loads(state), **scoped}, last_update_time=updated)
+            for sid, state, updated in rows
+        ]
+
+    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        with self._transaction(write=True) as conn:  # its events go with it (ON DELETE CASCADE)
+            conn.execute(f"DELETE FROM sessions WHERE {_SESSION_KEY}", (app_name, user_id, session_id))
+
+    async def _store_event(
+        self,
+        session: Session,
+        event: Event,
+        app_delta: dict[str, Any],
+        user_delta: dict[str, Any],
+        session_delta: dict[str, Any],
+    ) -> None:
+        data = _dumps(event.to_dict(), f"event {event.id!r}", culprits=event.actions.state_delta)
+        key = (session.app_name, session.user_id, session.id)
+        with self._transaction(write=True) as conn:
+            row = conn.execute(f"SELECT state FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
+            if row is None:  # deleted while running: nothing left to keep it in
+                return
+            if session_delta:
+                state = json.loads(row[0])
+                state.update(session_delta)
+                conn.execute(
+                    f"UPDATE sessions SET state = ?, updated_time = ? WHERE {_SESSION_KEY}",
+                    (_dumps(state, "session state"), event.timestamp, *key),
+                )
+            else:
+                conn.execute(f"UPDATE sessions SET updated_time = ? WHERE {_SESSION_KEY}", (event.timestamp, *key))
+            conn.execute(
+                "INSERT INTO events (app_name, user_id, session_id, id, data, timestamp) VALUES (?, ?, ?, ?, ?, ?)",
+                (*key, event.id, data, event.timestamp),
+            )
+            if app_delta:
+                _merge(conn, _APP_STATE, _PUT_APP_STATE, (session.app_name,), app_delta)
+            if user_delta:
+                _merge(conn, _USER_STATE, _PUT_USER_STATE, (session.app_name, session.user_id), user_delta)
+
+    @contextmanager
+    def _transaction(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """One transaction under the lock; sqlite3 errors come out as AdkError."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise AdkError.session(
+                    f"{self!r} is closed. Open a new one: `SqliteSessionService({self.path!r})`.",
+                    code="session_service_closed",
+                    category="invalid_input",
+                )
+            try:
+                # IMMEDIATE takes the write lock up front, so a read-modify-write of the state
+                # cannot lose another process's update.
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise _storage_error(self.path, exc, self._timeout) from exc
+                raise
+
+
+def _open(path: str, timeout: float) -> sqlite3.Connection:
+    if path not in ("", ":memory:"):
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise AdkError.session(
+                f"Cannot create the session database {path!r}: the folder {folder!r} does not exist. "
+                f"Create it first (`Path({folder!r}).mkdir(parents=True)`) or pass a path in an existing folder.",
+                code="session_db_folder_missing",
+                category="invalid_input",
+            )
+        if os.path.isdir(path):
+            raise AdkError.session(
+                f"{path!r} is a folder; SqliteSessionService needs a file path, e.g. "
+                f"{os.path.join(path, 'sessions.db')!r}.",
+                code="session_db_is_folder",
+                category="invalid_input",
+            )
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")  # the first read of the file: a non-database fails here
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > _SCHEMA_VERSION:
+            raise AdkError.session(
+                f"{path!r} was written by a newer adk-notebook (schema version {version}; this one reads up to "
+                f"{_SCHEMA_VERSION}). Upgrade adk-notebook, or pass another path.",
+                code="session_db_too_new",
+                category="unsupported",
+            )
+        if version < _SCHEMA_VERSION:
+            conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
+        for probe in _PROBES:
+            conn.execute(probe)
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise _storage_error(path, exc, timeout) from exc
+        raise
+    return conn
+
+
+def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
+    name = getattr(exc, "sqlite_errorname", "")
+    if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(exc):
+        return AdkError.session(
+            f"{path!r} is not a SQLite database (or is damaged): {exc}. Pass a new file name, or the path of a "
+            "database that SqliteSessionService created.",
+            code="session_db_invalid",
+            category="invalid_input",
+        )
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return AdkError.session(
+            f"The session database {path!r} stayed locked by another connection for {timeout:g}s. Retry, or pass "
+            "a larger `timeout=` to SqliteSessionService.",
+            code="session_db_busy",
+            category="unavailable",
+        )
+    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN")):
+        return AdkError.session(
+            f"Cannot open or write the session database {path!r}: {exc}. Check the permissions of the file and "
+            "its folder, or pass another path.",
+            code="session_db_not_writable",
+            category="invalid_input",
+        )
+    if isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc):
+        return AdkError.session(
+            f"{path!r} holds tables that SqliteSessionService did not create ({exc}). Pass another path.",
+            code="session_db_invalid",
+            category="invalid_input",
+        )
+    return AdkError.session(
+        f"The session database {path!r} failed: {exc}.", code="session_db_error", category="internal"
+    )
+
+
+def _dumps(value: Any, what: str, *, culprits: dict[str, Any] | None = None) -> str:
+    try:
+        return _JSON.encode(value)
+    except (TypeError, ValueError) as exc:
+        bad = [key for key, item in (value if culprits is None else culprits).items() if not _is_json(item)]
+        which = f" (state key {bad[0]!r})" if bad else ""
+        raise AdkError.session(
+            f"Cannot store {what}{which} in the SQLite session database: {exc}. Keep state values and event "
+            "metadata to str, int, float, bool, None, lists and dicts; store a pydantic model as "
+            "`model.model_dump(mode='json')`.",
+            code="not_serializable",
+            category="invalid_input",
+        ) from exc
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _merge(
+    conn: sqlite3.Connection, select: str, upsert: str, key: tuple[str, ...], delta: dict[str, Any]
+) -> dict[str, Any]:
+    """Read-modify-write one scoped state row inside the caller's transaction; returns the new state."""
+    row = conn.execute(select, key).fetchone()
+    state = json.loads(row[0]) if row else {}
+    if delta:
+        state.update(delta)
+        conn.execute(upsert, (*key, _JSON.encode(state)))
+    return state
+
+
+def _scoped_state(conn: sqlite3.Connection, app_name: str, user_id: str) -> dict[str, Any]:
+    """App state then user state, merged in the order sessions see them."""
+    app = conn.execute(_APP_STATE, (app_name,)).fetchone()
+    user = conn.execute(_USER_STATE, (app_name, user_id)).fetchone()
+    return {**(json.loads(app[0]) if app else {}), **(json.loads(user[0]) if user else {})}

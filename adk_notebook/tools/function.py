@@ -1,0 +1,154 @@
+"""Function tools: a Python function (or a handler) the model can call.
+
+`@tool` reads the schema from the signature and docstring; `FunctionTool(name, description,
+handler)` wraps a seed-style `handler(ctx, args)` whose schema you give with the builders.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, overload
+
+from pydantic import BaseModel, ValidationError
+
+from .base import Tool, check_tool_name
+from .schema import FunctionSchema, ToolArgumentsError, function_schema, model_json_schema
+
+if TYPE_CHECKING:
+    from ..core.context import ToolContext
+
+__all__ = ["FunctionTool", "tool"]
+
+
+class FunctionTool(Tool):
+    """A tool backed by a Python callable.
+
+    Args:
+        name: The name the model calls it by (letters, digits, `_`, `.`, `-`).
+        description: What it does and when to use it; the model reads this.
+        handler: `handler(ctx, args)` (sync or async) receiving the arguments as a dict.
+    """
+
+    def __init__(self, name: str, description: str, handler: Callable[[ToolContext, dict[str, Any]], Any]) -> None:
+        self.name = check_tool_name(name)
+        self.description = description
+        self._handler = handler
+        self._call: Callable[[ToolContext, dict[str, Any]], Any] = handler
+        self._parameters: dict[str, Any] | None = None
+        self._response: dict[str, Any] | None = None
+        self._args_model: type[BaseModel] | None = None
+        self._signature: FunctionSchema | None = None
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> FunctionTool:
+        """Build a tool from a plain function: schema from its type hints and docstring."""
+        schema = function_schema(fn, name=name, description=description)
+        self = cls(schema.name, schema.description, fn)
+        self._signature = schema
+        self._parameters = schema.parameters
+        context_param = schema.context_param
+        if context_param is None:
+            self._call = lambda ctx, kwargs: fn(**kwargs)
+        else:
+            self._call = lambda ctx, kwargs: fn(**kwargs, **{context_param: ctx})
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        return self
+
+    # -- builders (each returns the tool, as in the seed) --------------------------------------
+    def with_parameters_schema(self, schema: type[BaseModel] | dict[str, Any]) -> FunctionTool:
+        """Declare (and, for a pydantic model, enforce) the arguments the handler receives."""
+        self._parameters = model_json_schema(schema)
+        self._args_model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
+        return self
+
+    def with_response_schema(self, schema: type[BaseModel] | dict[str, Any]) -> FunctionTool:
+        self._response = model_json_schema(schema)
+        return self
+
+    def with_long_running(self, value: bool = True) -> FunctionTool:
+        self.is_long_running = value
+        return self
+
+    def with_read_only(self, value: bool = True) -> FunctionTool:
+        self.is_read_only = value
+        return self
+
+    def with_concurrency_safe(self, value: bool = True) -> FunctionTool:
+        self.is_concurrency_safe = value
+        return self
+
+    def with_scopes(self, scopes: Iterable[str]) -> FunctionTool:
+        self.required_scopes = tuple(scopes)
+        return self
+
+    # -- Tool ----------------------------------------------------------------------------------
+    @property
+    def parameters_schema(self) -> dict[str, Any] | None:
+        return self._parameters
+
+    @property
+    def response_schema(self) -> dict[str, Any] | None:
+        return self._response
+
+    def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self._signature is not None:
+            return self._signature.validate(args)
+        if self._args_model is not None:
+            try:
+                return self._args_model.model_validate(args).model_dump()
+            except ValidationError as exc:
+                raise ToolArgumentsError.from_validation_error(exc) from None
+        return args
+
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
+        result = self._call(ctx, args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the original function, so a notebook user can try the tool directly."""
+        return self._handler(*args, **kwargs)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrency_safe: bool = False,
+    long_running: bool = False,
+    scopes: Iterable[str] = (),
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrency_safe: bool = False,
+    long_running: bool = False,
+    scopes: Iterable[str] = (),
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Turn a function into a tool: `@tool` or `@tool(read_only=True, concurrency_safe=True)`.
+
+    The name comes from the function, the description from its docstring's summary, each
+    parameter's description from its Args/Parameters section, the types from annotations.
+    The result is still callable as the original function.
+    """
+
+    def decorate(func: Callable[..., Any]) -> FunctionTool:
+        made = FunctionTool.from_function(func, name=name, description=description)
+        made.is_read_only = read_only
+        made.is_concurrency_safe = concurrency_safe
+        made.is_long_running = long_running
+        made.required_scopes = tuple(scopes)
+        return made
+
+    return decorate(fn) if fn is not None else decorate

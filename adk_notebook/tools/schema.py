@@ -1,0 +1,390 @@
+"""JSON schemas for tools, built from plain Python functions, and argument validation.
+
+`function_schema` reads a function once, at decoration time: its signature, type hints and
+docstring become one pydantic model. The model gives the JSON schema the LLM sees and a
+compiled validator that every tool call goes through, so a call costs one validator run.
+Schemas are self-contained (no `$ref`) because several providers do not resolve references;
+`gemini_schema` narrows one further to the subset Gemini's function declarations accept.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic_core import SchemaValidator
+
+from ..core.errors import AdkError
+from .base import check_tool_name
+from .docstrings import parse_docstring
+
+__all__ = [
+    "FunctionSchema",
+    "ToolArgumentsError",
+    "function_schema",
+    "gemini_schema",
+    "inline_refs",
+    "model_json_schema",
+]
+
+_CONTEXT_NAMES = frozenset({"ctx", "tool_context"})
+_CONTEXT_TYPES = frozenset({"ToolContext", "CallbackContext"})
+_DEFAULT_TYPES = (str, int, float, bool, list, dict)
+_FORBID_EXTRA = ConfigDict(extra="forbid")
+
+# Keywords whose values are schemas (or maps / lists of schemas), as opposed to plain data
+# such as "default", "enum" or "required". Only these are walked when rewriting a schema, so a
+# property that happens to be called "title" or "$ref" is never mistaken for a keyword.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
+_SCHEMA_VALUES = frozenset(
+    {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"}
+)
+
+_GEMINI_KEYS = frozenset(
+    {
+        "type", "format", "description", "nullable", "enum", "properties", "required", "items",
+        "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern",
+        "anyOf", "propertyOrdering", "default",
+    }
+)  # fmt: skip
+_GEMINI_FORMATS = {
+    "string": {"enum", "date-time"},
+    "number": {"float", "double"},
+    "integer": {"int32", "int64"},
+}
+
+
+class ToolArgumentsError(AdkError, ValueError):
+    """The arguments an LLM sent do not fit the tool's schema.
+
+    `message` is written for the model to read and correct its call; `errors` holds one
+    line per problem.
+    """
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("tool", "invalid_input", "invalid_arguments", "; ".join(errors))
+        self.errors = errors
+
+    @classmethod
+    def from_validation_error(cls, exc: ValidationError) -> ToolArgumentsError:
+        """Pydantic's errors rewritten as short sentences that name each parameter."""
+        return cls([_describe(error) for error in exc.errors(include_url=False)])
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSchema:
+    """What a provider needs to declare a tool, and the validator for its calls."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    context_param: str | None
+    _validator: SchemaValidator = field(repr=False, compare=False)
+    # (model field, parameter) pairs; empty when the one parameter is itself the model.
+    _fields: tuple[tuple[str, str], ...] = field(repr=False, compare=False)
+    _model_param: str | None = field(repr=False, compare=False)
+
+    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Check and coerce the model's arguments into keyword arguments for the function.
+
+        Raises:
+            ToolArgumentsError: naming each wrong, missing or unexpected argument.
+        """
+        try:
+            model = self._validator.validate_python(args)
+        except ValidationError as exc:
+            raise ToolArgumentsError.from_validation_error(exc) from None
+        if self._model_param is not None:
+            return {self._model_param: model}
+        values = model.__dict__
+        return {param: values[name] for name, param in self._fields}
+
+
+def function_schema(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+) -> FunctionSchema:
+    """Build the schema and validator of a tool function from its signature and docstring.
+
+    Raises:
+        AdkError: the name is not one providers accept.
+        TypeError: the function takes `*args`/`**kwargs` or positional-only parameters.
+    """
+    name = check_tool_name(fn.__name__ if name is None else name)
+    doc = parse_docstring(fn.__doc__)
+    hints = _type_hints(fn)
+    context_param: str | None = None
+    params: list[inspect.Parameter] = []
+    for param in inspect.signature(fn).parameters.values():
+        _check_kind(fn, param)
+        if param.name in _CONTEXT_NAMES or _is_context_type(hints.get(param.name)):
+            context_param = param.name
+        else:
+            params.append(param)
+    model_param = _model_param(params, hints)
+    if model_param is not None:
+        model: type[BaseModel] = hints[model_param]
+        pairs: tuple[tuple[str, str], ...] = ()
+    else:
+        model, pairs = _build_model(name, params, hints, doc.params)
+    return FunctionSchema(
+        name=name,
+        description=doc.description if description is None else description,
+        parameters=model_json_schema(model),
+        context_param=context_param,
+        _validator=model.__pydantic_validator__,
+        _fields=pairs,
+        _model_param=model_param,
+    )
+
+
+def model_json_schema(model: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
+    """A self-contained JSON schema (references inlined, titles dropped) of a model or schema."""
+    if isinstance(model, dict):
+        schema = model
+    elif isinstance(model, type) and issubclass(model, BaseModel):
+        schema = model.model_json_schema()
+    else:
+        raise TypeError(f"expected a pydantic model class or a JSON schema dict, got {model!r}")
+    return _drop_titles(inline_refs(schema))
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace each local `$ref` by the definition it points to, and drop `$defs`.
+
+    Keywords beside a `$ref` (a field's description or default) win over the definition's.
+
+    Raises:
+        ValueError: a definition refers to itself; such a schema cannot be written out.
+    """
+
+    def resolve(node: Any, seen: frozenset[str]) -> Any:
+        if not isinstance(node, dict):
+            return node  # `true` / `false` schemas
+        if "$ref" in node:
+            ref = node["$ref"]
+            if ref in seen:
+                raise ValueError(
+                    f"{ref.rsplit('/', 1)[-1]!r} refers to itself (a recursive model); tool "
+                    "schemas must be finite, so limit the nesting with a non-recursive model"
+                )
+            siblings = {key: value for key, value in node.items() if key != "$ref"}
+            return resolve({**_lookup(schema, ref), **siblings}, seen | {ref})
+        if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+            siblings = {key: value for key, value in node.items() if key != "allOf"}
+            return resolve({**node["allOf"][0], **siblings}, seen)
+        kept = {key: value for key, value in node.items() if key not in ("$defs", "definitions")}
+        return _map_subschemas(kept, lambda child: resolve(child, seen))
+
+    return resolve(schema, frozenset())
+
+
+def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite a JSON schema into the subset Gemini's `functionDeclarations` accept.
+
+    Gemini rejects unknown keywords, non-string enums and most string formats, and spells
+    "may be null" as `nullable` rather than `anyOf` with a null branch.
+    """
+    return _gemini(inline_refs(schema))
+
+
+def _gemini(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    node = _gemini_nullable(node)
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
+    if node.get("type") == "array" and "items" not in node and node.get("prefixItems"):
+        node["items"] = _tuple_items(node["prefixItems"])
+    if "enum" in node and not all(isinstance(value, str) for value in node["enum"]):
+        allowed = ", ".join(json.dumps(value) for value in node.pop("enum"))
+        hint = f"One of: {allowed}."
+        node["description"] = f"{node['description']} {hint}" if node.get("description") else hint
+    kind = node.get("type")
+    if node.get("format") not in _GEMINI_FORMATS.get(kind if isinstance(kind, str) else "", ()):
+        node.pop("format", None)
+    return _map_subschemas({k: v for k, v in node.items() if k in _GEMINI_KEYS}, _gemini)
+
+
+def _gemini_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [X, {"type": "null"}]` and `type: [X, "null"]` become X with `nullable: true`."""
+    node = dict(node)
+    kinds = node.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        rest = [kind for kind in kinds if kind != "null"]
+        node.update(nullable=True, type=rest[0] if len(rest) == 1 else rest)
+    branches = node.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        rest = [branch for branch in branches if branch != {"type": "null"}]
+        node["nullable"] = True
+        del node["anyOf"]
+        if len(rest) == 1:
+            return _gemini_nullable({**rest[0], **node})
+        node["anyOf"] = rest
+    return node
+
+
+def _tuple_items(prefix: list[Any]) -> Any:
+    """Gemini has no tuples: one item schema that admits every position."""
+    unique = [item for index, item in enumerate(prefix) if item not in prefix[:index]]
+    return unique[0] if len(unique) == 1 else {"anyOf": unique}
+
+
+def _drop_titles(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    return _map_subschemas({k: v for k, v in node.items() if k != "title"}, _drop_titles)
+
+
+def _map_subschemas(node: dict[str, Any], fn: Callable[[Any], Any]) -> dict[str, Any]:
+    """A copy of a schema with `fn` applied to each direct subschema."""
+    out = {}
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: fn(child) for name, child in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [fn(child) for child in value]
+        elif key in _SCHEMA_VALUES and isinstance(value, dict):
+            out[key] = fn(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _lookup(root: dict[str, Any], ref: str) -> dict[str, Any]:
+    """Follow a local JSON pointer such as `#/$defs/Address`."""
+    if not ref.startswith("#"):
+        raise ValueError(f"cannot inline {ref!r}: only local references ('#/...') are supported")
+    node: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            raise ValueError(f"cannot inline {ref!r}: no such definition in the schema")
+        node = node[part]
+    return node
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved annotations; `ToolContext` resolves even when imported under TYPE_CHECKING."""
+    localns: dict[str, Any] = {}
+    try:
+        from adk_notebook.core.context import ToolContext
+
+        localns["ToolContext"] = ToolContext
+    except ImportError:  # the core package is optional while the tools package is built
+        pass
+    try:
+        return typing.get_type_hints(fn, localns=localns, include_extras=True)
+    except NameError as exc:
+        raise TypeError(f"cannot resolve the type hints of {fn.__qualname__}: {exc}") from exc
+
+
+def _check_kind(fn: Callable[..., Any], param: inspect.Parameter) -> None:
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
+        raise TypeError(
+            f"{fn.__qualname__}({stars}{param.name}): tools need named parameters the model can "
+            f"fill; replace {stars}{param.name} with a list or dict parameter"
+        )
+    if param.kind is param.POSITIONAL_ONLY:
+        raise TypeError(
+            f"{fn.__qualname__}: parameter {param.name!r} is positional-only, but tools are "
+            "called with keyword arguments; remove the '/'"
+        )
+
+
+def _is_context_type(hint: Any) -> bool:
+    """`ToolContext`, a subclass, or either inside `Optional[...]` / `Annotated[...]`."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType, Annotated):
+        return any(_is_context_type(arg) for arg in typing.get_args(hint))
+    return isinstance(hint, type) and any(cls.__name__ in _CONTEXT_TYPES for cls in hint.__mro__)
+
+
+def _model_param(params: list[inspect.Parameter], hints: dict[str, Any]) -> str | None:
+    """The seed style: a single parameter typed with a pydantic model is the whole schema."""
+    if len(params) != 1:
+        return None
+    hint = hints.get(params[0].name)
+    is_model = isinstance(hint, type) and issubclass(hint, BaseModel)
+    return params[0].name if is_model else None
+
+
+def _build_model(
+    name: str, params: list[inspect.Parameter], hints: dict[str, Any], docs: dict[str, str]
+) -> tuple[type[BaseModel], tuple[tuple[str, str], ...]]:
+    """One model with a field per parameter.
+
+    Fields get neutral names (`p0`, `p1`, ...) and the parameter name as alias, so parameters
+    such as `_id`, `json` or `model_config` cannot clash with pydantic's own attributes.
+    """
+    fields: dict[str, Any] = {}
+    for index, param in enumerate(params):
+        annotation = hints.get(param.name, _type_of_default(param.default))
+        options: dict[str, Any] = {"alias": param.name}
+        if param.default is not param.empty:
+            options["default"] = param.default
+        if docs.get(param.name) and not _has_description(annotation):
+            options["description"] = docs[param.name]
+        fields[f"p{index}"] = (annotation, Field(**options))
+    model = create_model(name, __config__=_FORBID_EXTRA, **fields)
+    return model, tuple((f"p{index}", param.name) for index, param in enumerate(params))
+
+
+def _type_of_default(default: Any) -> Any:
+    """An unannotated parameter takes the type of a plain default, else accepts anything."""
+    return type(default) if type(default) in _DEFAULT_TYPES else Any
+
+
+def _has_description(annotation: Any) -> bool:
+    """Whether `Annotated[..., Field(description=...)]` already describes the parameter."""
+    if typing.get_origin(annotation) is not Annotated:
+        return False
+    return any(isinstance(m, FieldInfo) and m.description for m in annotation.__metadata__)
+
+
+def _describe(error: Any) -> str:
+    """One pydantic error as a short sentence naming the parameter, for the model to act on."""
+    path = _path(error["loc"])
+    kind = error["type"]
+    if kind == "missing":
+        return f"{path!r} is required"
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
+        return f"unexpected argument {path!r}"
+    subject = repr(path) if path else "the arguments"
+    if kind in ("model_type", "model_attributes_type", "dataclass_type", "dict_type"):
+        sentence = f"{subject} must be an object"
+    else:
+        message = re.sub(r"^(Value error|Assertion failed), ", "", error["msg"])
+        problem, plain = re.subn(r"^\w+ should\b", "must", message)
+        sentence = f"{subject} {problem}" if plain else f"{subject}: {message}"
+    got = _short(error["input"])
+    return sentence if got is None else f"{sentence} (got {got})"
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+def _short(value: Any) -> str | None:
+    """The received value, if it is short enough to quote back."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    return text if len(text) <= 40 else None
