@@ -15,7 +15,8 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
-from .agents import Agent, LlmAgent
+from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy
+from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .core import (
     AdkError,
     Blob,
@@ -37,16 +38,48 @@ from .core import (
     Usage,
 )
 from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
+from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
 from .runner import RunConfig, Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, Session, SqliteSessionService
-from .tools import FunctionDeclaration, FunctionTool, Tool, Toolset, tool
+from .tools import (
+    BasicToolset,
+    FilteredToolset,
+    FunctionDeclaration,
+    FunctionResponseData,
+    FunctionTool,
+    MergedToolset,
+    PrefixedToolset,
+    SimpleToolContext,
+    StatefulTool,
+    Tool,
+    Toolset,
+    tool,
+)
+
+
+def load_ipython_extension(ipython):  # noqa: ANN001, ANN201 - IPython's extension hook
+    """`%load_ext adk_notebook`: the magics. IPython and ipywidgets load here, not on import."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):  # noqa: ANN001, ANN201
+    from .notebook import unload_ipython_extension as unload
+
+    unload(ipython)
+
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdkError",
     "Agent",
+    "AnthropicModel",
+    "BaseArtifactService",
+    "BaseMemoryService",
     "BaseSessionService",
+    "BasicToolset",
     "Blob",
     "CallbackContext",
     "Content",
@@ -54,29 +87,44 @@ __all__ = [
     "Event",
     "EventActions",
     "FileData",
+    "FilteredToolset",
     "FunctionCall",
     "FunctionDeclaration",
     "FunctionModel",
     "FunctionResponse",
+    "FunctionResponseData",
     "FunctionTool",
+    "GeminiModel",
     "GenerateContentConfig",
+    "InMemoryArtifactService",
+    "InMemoryMemoryService",
     "InMemorySessionService",
     "InvocationContext",
     "Llm",
     "LlmAgent",
+    "LlmAgentBuilder",
     "LlmRequest",
     "LlmResponse",
+    "MemoryEntry",
+    "MergedToolset",
+    "OpenAIModel",
     "Part",
+    "PrefixedToolset",
     "ReadonlyContext",
+    "RetryBudget",
+    "RetryPolicy",
     "RunConfig",
     "RunResult",
     "Runner",
     "ScriptedModel",
     "Session",
+    "SimpleToolContext",
     "SqliteSessionService",
     "State",
+    "StatefulTool",
     "Tool",
     "ToolContext",
+    "ToolExecutionStrategy",
     "ToolOutcome",
     "ToolProgress",
     "Toolset",
@@ -84,3 +132,14 @@ __all__ = [
     "resolve_model",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Provider models (GeminiModel, AnthropicModel, ...) load on first use; see models/__init__.
+    from . import models
+
+    if name in models._LAZY:
+        value = getattr(models, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,14 +7,16 @@ invocation's `temp:` state at the end.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._sync import run_sync
 from .agents.base import Agent
-from .core.content import Content
+from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
+from .core.errors import AdkError
 from .core.events import Event, Usage
 from .sessions.base import BaseSessionService, session_not_found
 from .sessions.in_memory import InMemorySessionService
@@ -80,6 +82,7 @@ class Runner:
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.run_config = run_config or RunConfig()
+        self._active: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, asyncio.Task[Any] | None]] = {}
 
     async def run(
         self,
@@ -100,6 +103,14 @@ class Runner:
             if not config.auto_create_session:
                 raise session_not_found(self.app_name, user_id, session_id)
             session = await service.create(app_name=self.app_name, user_id=user_id, session_id=session_id, state=state)
+        key = (user_id, session.id)
+        if key in self._active:
+            raise AdkError.session(
+                f"Session {session.id!r} already has a run in progress; wait for it to finish (or cancel it with "
+                "runner.cancel(...)) before sending the next message.",
+                code="session_busy",
+                category="unavailable",
+            )
         ctx = InvocationContext(
             agent=self.agent,
             session=session,
@@ -110,16 +121,34 @@ class Runner:
             artifact_service=self.artifact_service,
             memory_service=self.memory_service,
         )
-        user_event = Event("user", content, ctx.invocation_id)
-        await service.append_event(session, user_event)
-        yield user_event
+        task = asyncio.current_task()
+        self._active[key] = (asyncio.get_running_loop(), task)
         try:
+            user_event = Event("user", content, ctx.invocation_id)
+            await service.append_event(session, user_event)
+            yield user_event
             async for event in self.agent.run_invocation(ctx):
                 if not event.partial:
                     await service.append_event(session, event)
                 yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            await _answer_pending_calls(ctx)
+            raise
         finally:
+            self._active.pop(key, None)
             ctx.clear_temp_state()
+
+    def cancel(self, *, user_id: str, session_id: str) -> bool:
+        """Cancel the run in progress on a session (from any thread); False when there is none.
+
+        The session stays consistent: every function call already stored gets an answer.
+        """
+        active = self._active.get((user_id, session_id))
+        if active is None or active[1] is None:
+            return False
+        loop, task = active
+        loop.call_soon_threadsafe(task.cancel)
+        return True
 
     async def run_to_result(
         self,
@@ -136,13 +165,34 @@ class Runner:
             session_id, state = session.id, None
         events: list[Event] = []
         usage = Usage()
+        output = None
         async for event in self.run(user_id=user_id, session_id=session_id, content=content, run_config=run_config, state=state):
             events.append(event)
-            if event.usage is not None and not event.partial:
-                usage = usage + event.usage
+            if not event.partial:
+                if event.usage is not None:
+                    usage = usage + event.usage
+                if event.output is not None:
+                    output = event.output
         session = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        return RunResult(events, session_id, dict(session.state) if session else {}, usage=usage)
+        return RunResult(events, session_id, dict(session.state) if session else {}, output=output, usage=usage)
 
     def run_sync(self, *, user_id: str, session_id: str | None, content: Content | str, **kwargs: Any) -> RunResult:
         """Blocking `run_to_result` for scripts (also safe inside a running kernel)."""
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
+
+
+async def _answer_pending_calls(ctx: InvocationContext) -> None:
+    """After a cancel, answer every stored function call that has no response yet.
+
+    Providers reject a history with an unanswered call, so the next run on this session
+    would fail; an explicit "cancelled" answer also tells the model what happened.
+    """
+    answered = {r.id for e in ctx.session.events for r in e.function_responses()}
+    pending = [c for e in ctx.session.events if e.invocation_id == ctx.invocation_id
+               for c in e.function_calls() if c.id not in answered]
+    if not pending:
+        return
+    response = {"error": "The run was cancelled before this tool call finished.", "code": "cancelled"}
+    event = Event(ctx.agent.name, Content("tool", [Part(function_response=FunctionResponse(c.name, dict(response), c.id))
+                                                   for c in pending]), ctx.invocation_id)
+    await ctx.session_service.append_event(ctx.session, event)

@@ -1,32 +1,40 @@
 """LlmAgent: the agent that asks a model, runs the tools it calls, and repeats until it answers.
 
 One turn, top to bottom: render the instruction, build the request from the session's
-history, stream the model's answer, store it; if it called tools, run them, store their
-responses and go round again; otherwise that answer is the final response.
+history, (before-model callbacks,) stream the model's answer, (after-model callbacks,) store
+it; if it called tools, run them through the dispatcher, store their responses and go round
+again; otherwise check the answer against the output schema (asking again with the error if
+it does not match) and that answer is the final response.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from ..core.content import Content
-from ..core.context import InvocationContext, ReadonlyContext
+from pydantic import BaseModel
+
+from ..core.content import Content, Part
+from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
-from ..core.events import Event, new_id
+from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from ..models.registry import resolve_model
-from ..tools.base import Tool, Toolset
+from ..tools.base import FunctionDeclaration, Tool, Toolset
 from ..tools.function import FunctionTool
+from ..tools.toolsets import collect_tools
 from .base import Agent
-from .dispatch import run_tool_calls
+from .callbacks import Callback, CallbackChain
+from .dispatch import RetryBudget, ToolDispatcher, ToolExecutionStrategy
 from .instruction import render_instruction
+from .output_schema import OutputSchema
 
 __all__ = ["InstructionProvider", "LlmAgent"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
+Callbacks = Callback | Sequence[Callback] | None
 
 
 class LlmAgent(Agent):
@@ -35,16 +43,26 @@ class LlmAgent(Agent):
     Args:
         name: Identifies the agent in events and logs (a Python identifier).
         model: An `Llm`, or a model string such as "gemini-2.5-flash" or "openai:gpt-4o-mini".
-        instruction: The system instruction; `{var}` / `{var?}` are filled from session state.
-            A callable `(ReadonlyContext) -> str` computes it per call instead (no templating).
+        instruction: The system instruction; `{var}`, `{var?}`, `{app:x}`, `{user:x}`, `{temp:x}`
+            and `{artifact.name}` are filled in before each model call.
+        instruction_provider: Computes the instruction per call instead: `(ReadonlyContext) -> str`
+            (sync or async; no templating).
         description: What the agent does, for other agents and for humans.
         global_instruction: Text put before the instruction.
         tools: Tools, or plain functions (wrapped with `@tool`).
         toolsets: Toolsets resolved at the start of each run.
-        output_key: Save the final answer's text in session state under this key.
+        output_schema: A pydantic model or JSON schema the final answer must match.
+        output_max_retries: How often the model is asked again when its answer does not match.
+        output_key: Save the final answer in session state under this key.
         max_iterations: Most model calls in one invocation before the run stops with an error.
         generate_content_config: Sampling settings passed to the model.
-        include_contents: "default" sends the conversation so far; "none" only the current message.
+        include_contents: "default" sends the conversation so far; "none" only this invocation.
+        tool_execution_strategy: "sequential" (default), "parallel" or "auto".
+        default_retry_budget: How often a failing tool is retried (none by default).
+        tool_retry_budgets: Per-tool retry budgets by tool name.
+        circuit_breaker_threshold: Disable a tool for the run after this many failures in a row.
+        before_agent_callback, after_agent_callback, before_model_callback, after_model_callback,
+        before_tool_callback, after_tool_callback, on_tool_error: see `agents/callbacks.py`.
     """
 
     def __init__(
@@ -53,76 +71,133 @@ class LlmAgent(Agent):
         name: str,
         model: Llm | str | None = None,
         instruction: str | InstructionProvider = "",
+        instruction_provider: InstructionProvider | None = None,
         description: str = "",
         global_instruction: str = "",
         tools: Sequence[Tool | Callable[..., Any]] = (),
         toolsets: Sequence[Toolset] = (),
+        output_schema: type[BaseModel] | dict[str, Any] | None = None,
+        output_max_retries: int = 3,
         output_key: str | None = None,
         max_iterations: int = 100,
         generate_content_config: GenerateContentConfig | None = None,
         include_contents: Literal["default", "none"] = "default",
+        tool_execution_strategy: ToolExecutionStrategy | str = ToolExecutionStrategy.SEQUENTIAL,
+        default_retry_budget: RetryBudget | None = None,
+        tool_retry_budgets: Mapping[str, RetryBudget] | None = None,
+        circuit_breaker_threshold: int | None = None,
+        before_agent_callback: Callbacks = None,
+        after_agent_callback: Callbacks = None,
+        before_model_callback: Callbacks = None,
+        after_model_callback: Callbacks = None,
+        before_tool_callback: Callbacks = None,
+        after_tool_callback: Callbacks = None,
+        on_tool_error: Callbacks = None,
     ) -> None:
-        if not name.isidentifier():
-            raise AdkError.config(
-                f"Agent name {name!r} must be a Python identifier (letters, digits, '_'), e.g. 'weather_bot'.",
-                code="invalid_agent_name",
-            )
-        if max_iterations < 1:
-            raise AdkError.config(f"max_iterations must be at least 1, got {max_iterations}.", code="invalid_max_iterations")
-        if include_contents not in ("default", "none"):
-            raise AdkError.config(
-                f"include_contents must be 'default' or 'none', got {include_contents!r}.", code="invalid_include_contents"
-            )
+        _check_config(name, max_iterations, include_contents, output_max_retries, circuit_breaker_threshold)
         self.name = name
         self.model = model
-        self.instruction = instruction
+        self.instruction = instruction_provider if instruction_provider is not None else instruction
         self.description = description
         self.global_instruction = global_instruction
         self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t) for t in tools]
         self.toolsets = list(toolsets)
+        self.output_schema = output_schema
+        self._output = OutputSchema(output_schema) if output_schema is not None else None
+        self.output_max_retries = output_max_retries
         self.output_key = output_key
         self.max_iterations = max_iterations
         self.generate_content_config = generate_content_config or GenerateContentConfig()
         self.include_contents = include_contents
+        self.tool_execution_strategy = _strategy(tool_execution_strategy)
+        self.default_retry_budget = default_retry_budget or RetryBudget()
+        self.tool_retry_budgets = dict(tool_retry_budgets or {})
+        self.circuit_breaker_threshold = circuit_breaker_threshold
+        self.before_agent_callback = CallbackChain(before_agent_callback)
+        self.after_agent_callback = CallbackChain(after_agent_callback)
+        self.before_model_callback = CallbackChain(before_model_callback)
+        self.after_model_callback = CallbackChain(after_model_callback)
+        self.before_tool_callback = CallbackChain(before_tool_callback)
+        self.after_tool_callback = CallbackChain(after_tool_callback)
+        self.on_tool_error = CallbackChain(on_tool_error)
         self.sub_agents = []
         self._resolved_model: Llm | None = model if isinstance(model, Llm) else None
 
     def __repr__(self) -> str:
         return f"LlmAgent(name={self.name!r}, model={self.model!r}, tools={[t.name for t in self.tools]!r})"
 
-    # -- the loop ------------------------------------------------------------------------------
+    # -- the invocation ------------------------------------------------------------------------
     async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+        if self.before_agent_callback:
+            cb_ctx = CallbackContext(ctx)
+            content = await self.before_agent_callback(cb_ctx)
+            if content is not None or cb_ctx.actions.state_delta:
+                yield self._event(ctx, _as_content(content), actions=cb_ctx.actions)
+            if content is not None:
+                return
+        async for event in self._loop(ctx):
+            yield event
+        if self.after_agent_callback:
+            cb_ctx = CallbackContext(ctx)
+            content = await self.after_agent_callback(cb_ctx)
+            if content is not None or cb_ctx.actions.state_delta:
+                yield self._event(ctx, _as_content(content), actions=cb_ctx.actions)
+
+    async def _loop(self, ctx: InvocationContext) -> AsyncIterator[Event]:
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))
         declarations = [t.declaration() for t in tools.values()]
+        dispatcher = ToolDispatcher(ctx, self, tools)
         limit = self.max_iterations
         if ctx.run_config.max_llm_calls is not None:
             limit = min(limit, ctx.run_config.max_llm_calls)
+        schema_retries = 0
         for _ in range(limit):
             if ctx.ended:
                 return
-            request = LlmRequest(
-                model=model.name,
-                contents=self._contents(ctx),
-                system_instruction=await self._system_instruction(ctx),
-                tools=declarations,
-                config=replace(self.generate_content_config),
-            )
-            final: LlmResponse | None = None
-            async for response in model.generate_content(request, stream=ctx.run_config.streaming):
-                if response.partial:
-                    yield Event(self.name, response.content, ctx.invocation_id, partial=True)
-                else:
-                    final = response
-            event = self._model_event(ctx, final)
+            request = await self._request(ctx, model, declarations)
+            cb_ctx = CallbackContext(ctx)
+            response = await self.before_model_callback(cb_ctx, request) if self.before_model_callback else None
+            if response is None:
+                async for response in model.generate_content(request, stream=ctx.run_config.streaming):
+                    if response.partial:
+                        yield Event(self.name, response.content, ctx.invocation_id, partial=True)
+                if response is None or response.partial:
+                    raise AdkError.model(f"Model {model.name!r} ended its answer without a complete response.",
+                                         code="no_response", category="unavailable")
+            if self.after_model_callback:
+                response = await self.after_model_callback(cb_ctx, response) or response
+            event = self._model_event(ctx, response, cb_ctx.actions, tools)
             calls = event.function_calls()
-            if not calls:
-                if self.output_key:
-                    event.actions.state_delta[self.output_key] = event.text
+            if calls:
                 yield event
-                return
+                async for tool_event in dispatcher.run(calls):
+                    yield tool_event
+                if tool_event.actions.skip_summarization:
+                    return
+                continue
+            if self._output is not None:
+                try:
+                    event.output = self._output.validate(event.text)
+                except ValueError as problem:
+                    yield event
+                    if schema_retries >= self.output_max_retries:
+                        raise AdkError.agent(
+                            f"Agent {self.name!r}: the model's answer did not match the output schema after "
+                            f"{schema_retries} retries: {problem}",
+                            code="output_schema_mismatch",
+                            category="invalid_input",
+                        ) from None
+                    schema_retries += 1
+                    yield self._event(ctx, Content("user", [Part(text=(
+                        f"Your answer does not match the required JSON schema: {problem}. "
+                        "Reply again with only the corrected JSON object."))]), metadata={"kind": "output_schema_retry"})
+                    continue
+            if self.output_key:
+                value = self._output.dump(event.output) if self._output is not None else event.text
+                event.actions.state_delta[self.output_key] = value
             yield event
-            yield await run_tool_calls(ctx, tools, calls)
+            return
         raise AdkError.agent(
             f"Agent {self.name!r} made {limit} model calls without a final answer (max_iterations={self.max_iterations}"
             + (f", max_llm_calls={ctx.run_config.max_llm_calls}" if ctx.run_config.max_llm_calls is not None else "")
@@ -131,41 +206,58 @@ class LlmAgent(Agent):
             category="cancelled",
         )
 
-    def _model_event(self, ctx: InvocationContext, response: LlmResponse | None) -> Event:
-        if response is None:
-            raise AdkError.model(
-                f"Model {self.resolve_model().name!r} ended its answer without a complete response.",
-                code="no_response",
-                category="unavailable",
-            )
-        content = response.content if response.content is not None else Content("model", [])
-        for call in content.function_calls():
-            if not call.id:
-                call.id = "adk-" + new_id()
-        return Event(
-            self.name,
-            content,
-            ctx.invocation_id,
-            turn_complete=response.turn_complete,
-            usage=response.usage,
-            metadata={"finish_reason": response.finish_reason} if response.finish_reason else {},
-        )
+    # -- building blocks -----------------------------------------------------------------------
+    async def _request(self, ctx: InvocationContext, model: Llm, declarations: list[FunctionDeclaration]) -> LlmRequest:
+        parts = [await self._render(self.global_instruction, ctx), await self._render(self.instruction, ctx)]
+        config = replace(self.generate_content_config)
+        if self._output is not None:
+            parts.append(self._output.instruction())
+            config.response_schema = self._output.json_schema
+            config.response_mime_type = "application/json"
+        system = "\n\n".join(p for p in parts if p)
+        return LlmRequest(model.name, self._contents(ctx), system or None, declarations, config)
 
     def _contents(self, ctx: InvocationContext) -> list[Content]:
+        events = ctx.session.events
         if self.include_contents == "none":
-            return [ctx.user_content]
-        return [e.content for e in ctx.session.events if e.content is not None and e.content.parts and e.error is None]
-
-    async def _system_instruction(self, ctx: InvocationContext) -> str | None:
-        parts = [await self._render(self.global_instruction, ctx), await self._render(self.instruction, ctx)]
-        text = "\n\n".join(p for p in parts if p)
-        return text or None
+            events = [e for e in events if e.invocation_id == ctx.invocation_id]
+        return [e.content for e in events if e.content is not None and e.content.parts and e.error is None]
 
     async def _render(self, instruction: str | InstructionProvider, ctx: InvocationContext) -> str:
         if callable(instruction):
             text = instruction(ReadonlyContext(ctx))
             return await text if inspect.isawaitable(text) else text
-        return await render_instruction(instruction, ctx.session.state, agent_name=self.name)
+        if not instruction:
+            return ""
+        loader = None
+        if ctx.artifact_service is not None:
+            cb_ctx = CallbackContext(ctx)
+
+            async def loader(name: str) -> str | None:
+                part = await cb_ctx.load_artifact(name)
+                return _part_text(part)
+
+        return await render_instruction(instruction, ctx.session.state, agent_name=self.name, load_artifact=loader)
+
+    def _model_event(
+        self, ctx: InvocationContext, response: LlmResponse, actions: EventActions, tools: Mapping[str, Tool]
+    ) -> Event:
+        content = response.content if response.content is not None else Content("model", [])
+        pending: list[str] = []
+        for call in content.function_calls():
+            if not call.id:
+                call.id = "adk-" + new_id()
+            tool = tools.get(call.name)
+            if tool is not None and tool.is_long_running:
+                pending.append(call.id)
+        event = self._event(ctx, content, actions=actions, turn_complete=response.turn_complete, usage=response.usage)
+        event.long_running_tool_ids = pending
+        if response.finish_reason:
+            event.metadata["finish_reason"] = response.finish_reason
+        return event
+
+    def _event(self, ctx: InvocationContext, content: Content | None, **fields: Any) -> Event:
+        return Event(self.name, content, ctx.invocation_id, **fields)
 
     # -- resolution ----------------------------------------------------------------------------
     def resolve_model(self) -> Llm:
@@ -181,18 +273,51 @@ class LlmAgent(Agent):
 
     async def resolve_tools(self, ctx: ReadonlyContext) -> dict[str, Tool]:
         """This run's tools by name: the agent's own, then each toolset's; a duplicate name is an error."""
-        tools: dict[str, Tool] = {}
-        sources: dict[str, str] = {}
-        for source, group in [("tools=", self.tools)] + [
-            (f"toolset {ts.name!r}", await ts.tools(ctx)) for ts in self.toolsets
-        ]:
-            for t in group:
-                if t.name in tools:
-                    raise AdkError.config(
-                        f"Agent {self.name!r} has two tools named {t.name!r} (from {sources[t.name]} and {source}). "
-                        "Tool names must be unique: rename one, or wrap a toolset in PrefixedToolset.",
-                        code="duplicate_tool_name",
-                    )
-                tools[t.name] = t
-                sources[t.name] = source
-        return tools
+        groups = [("tools=", self.tools)] + [(f"toolset {ts.name!r}", await ts.tools(ctx)) for ts in self.toolsets]
+        return collect_tools(f"Agent {self.name!r}", groups)
+
+
+def _check_config(
+    name: str, max_iterations: int, include_contents: str, output_max_retries: int, breaker: int | None
+) -> None:
+    problems = []
+    if not isinstance(name, str) or not name.isidentifier():
+        problems.append(f"name {name!r} must be a Python identifier (letters, digits, '_'), e.g. 'weather_bot'")
+    if max_iterations < 1:
+        problems.append(f"max_iterations must be at least 1, got {max_iterations}")
+    if include_contents not in ("default", "none"):
+        problems.append(f"include_contents must be 'default' or 'none', got {include_contents!r}")
+    if output_max_retries < 0:
+        problems.append(f"output_max_retries must be 0 or more, got {output_max_retries}")
+    if breaker is not None and breaker < 1:
+        problems.append(f"circuit_breaker_threshold must be at least 1, got {breaker}")
+    if problems:
+        raise AdkError.config("LlmAgent: " + "; ".join(problems) + ".", code="invalid_agent_config")
+
+
+def _strategy(value: ToolExecutionStrategy | str) -> ToolExecutionStrategy:
+    try:
+        return ToolExecutionStrategy(value.lower() if isinstance(value, str) else value)
+    except ValueError:
+        choices = ", ".join(repr(s.value) for s in ToolExecutionStrategy)
+        raise AdkError.config(f"Unknown tool_execution_strategy {value!r}; use one of {choices}.",
+                              code="invalid_strategy") from None
+
+
+def _as_content(value: Any) -> Content | None:
+    if value is None or isinstance(value, Content):
+        return value
+    if isinstance(value, str):
+        return Content.model(value)
+    raise AdkError.config(f"An agent callback must return Content, str or None, got {type(value).__name__}.",
+                          code="invalid_callback_result")
+
+
+def _part_text(part: Part | None) -> str | None:
+    if part is None:
+        return None
+    if part.text is not None:
+        return part.text
+    if part.inline_data is not None and part.inline_data.mime_type.startswith("text/"):
+        return part.inline_data.data.decode("utf-8", errors="replace")
+    return None

@@ -63,6 +63,7 @@ class Part:
     function_call: FunctionCall | None = None
     function_response: FunctionResponse | None = None
     thought: bool = False
+    thought_signature: str | None = None  # opaque provider token (Gemini 3) to send back with the part
 
     @classmethod
     def from_text(cls, text: str) -> Part:
@@ -93,6 +94,12 @@ class Part:
         return self.inline_data is not None or self.file_data is not None
 
     def to_dict(self) -> dict[str, Any]:
+        data = self._kind_dict()
+        if self.thought_signature is not None:
+            data["thought_signature"] = self.thought_signature
+        return data
+
+    def _kind_dict(self) -> dict[str, Any]:
         if self.text is not None:
             return {"text": self.text, "thought": True} if self.thought else {"text": self.text}
         if self.inline_data is not None:
@@ -112,6 +119,12 @@ class Part:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Part:
+        part = cls._from_kind_dict(data)
+        part.thought_signature = data.get("thought_signature")
+        return part
+
+    @classmethod
+    def _from_kind_dict(cls, data: dict[str, Any]) -> Part:
         if "text" in data:
             return cls(text=data["text"], thought=bool(data.get("thought", False)))
         if "inline_data" in data:

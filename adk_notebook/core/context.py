@@ -10,13 +10,14 @@ ReadonlyContext      ids, the user's message, read-only state
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .content import Content
-from .events import EventActions, new_id
+from .content import Content, Part
+from .errors import AdkError
+from .events import EventActions, ToolOutcome, new_id
 from .state import TEMP_PREFIX, State
 
 if TYPE_CHECKING:
@@ -24,7 +25,20 @@ if TYPE_CHECKING:
     from ..runner import RunConfig
     from ..sessions.base import BaseSessionService, Session
 
-__all__ = ["CallbackContext", "InvocationContext", "ReadonlyContext", "ToolContext"]
+__all__ = ["COMPLETED", "CallbackContext", "InvocationContext", "ReadonlyContext", "ToolContext"]
+
+
+class _Completed:
+    """An already-finished awaitable, so `ctx.emit_progress(...)` may be awaited or not."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield  # pragma: no cover - makes this a generator
+
+
+COMPLETED = _Completed()
 
 
 @dataclass(slots=True, eq=False)
@@ -121,11 +135,40 @@ class CallbackContext(ReadonlyContext):
         """The artifact service, or None when the runner has none."""
         return self._invocation.artifact_service
 
+    async def save_artifact(self, filename: str, artifact: Part) -> int:
+        """Save a new version of an artifact; the event records it in `artifact_delta`."""
+        inv = self._invocation
+        version = await self._artifact_service().save(
+            app_name=inv.app_name, user_id=inv.user_id, session_id=inv.session_id, filename=filename, artifact=artifact
+        )
+        self.actions.artifact_delta[filename] = version
+        return version
+
+    async def load_artifact(self, filename: str, version: int | None = None) -> Part | None:
+        inv = self._invocation
+        return await self._artifact_service().load(
+            app_name=inv.app_name, user_id=inv.user_id, session_id=inv.session_id, filename=filename, version=version
+        )
+
+    async def list_artifacts(self) -> list[str]:
+        inv = self._invocation
+        return await self._artifact_service().list_keys(app_name=inv.app_name, user_id=inv.user_id, session_id=inv.session_id)
+
+    def _artifact_service(self) -> Any:
+        service = self._invocation.artifact_service
+        if service is None:
+            raise AdkError.artifact(
+                "This run has no artifact service: pass artifact_service=InMemoryArtifactService() to the Runner.",
+                code="no_artifact_service",
+                category="invalid_input",
+            )
+        return service
+
 
 class ToolContext(CallbackContext):
     """What a running tool gets: the call it answers, state, actions and memory."""
 
-    __slots__ = ("function_call_id", "tool_name")
+    __slots__ = ("function_call_id", "tool_name", "tool_outcome", "progress_channel")
 
     def __init__(
         self,
@@ -133,10 +176,23 @@ class ToolContext(CallbackContext):
         function_call_id: str,
         tool_name: str = "",
         actions: EventActions | None = None,
+        progress_channel: Any = None,
     ) -> None:
         super().__init__(invocation, actions)
         self.function_call_id = function_call_id
         self.tool_name = tool_name
+        self.tool_outcome: ToolOutcome | None = None  # set for after-tool callbacks
+        self.progress_channel = progress_channel
+
+    def emit_progress(self, stream: str, chunk: str) -> Any:
+        """Show `chunk` on the progress stream `stream` ("stdout", "status", ...) while the tool runs.
+
+        Works from sync and async tools; `await` it in async tools to let a full queue drain
+        (it waits at most 100 ms). Bounded and lossy, never stored: see `tools/progress.py`.
+        """
+        if self.progress_channel is None:
+            return COMPLETED
+        return self.progress_channel.emit(self.function_call_id, self.tool_name, stream, chunk)
 
     async def search_memory(self, query: str) -> list[Any]:
         """Entries of the long-term memory service matching `query` ([] without one)."""

@@ -113,6 +113,7 @@ class Event:
     metadata: dict[str, Any] = field(default_factory=dict)
     progress: ToolProgress | None = None
     tool_outcomes: list[ToolOutcome] = field(default_factory=list)
+    output: Any = None  # the validated output-schema value on a final answer (not stored)
 
     @property
     def text(self) -> str:

@@ -6,10 +6,11 @@ handler)` wraps a seed-style `handler(ctx, args)` whose schema you give with the
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -35,6 +36,7 @@ class FunctionTool(Tool):
         self.name = check_tool_name(name)
         self.description = description
         self._handler = handler
+        self._blocking = not _is_async_callable(handler)
         self._call: Callable[[ToolContext, dict[str, Any]], Any] = handler
         self._parameters: dict[str, Any] | None = None
         self._response: dict[str, Any] | None = None
@@ -57,29 +59,29 @@ class FunctionTool(Tool):
         return self
 
     # -- builders (each returns the tool, as in the seed) --------------------------------------
-    def with_parameters_schema(self, schema: type[BaseModel] | dict[str, Any]) -> FunctionTool:
+    def with_parameters_schema(self, schema: type[BaseModel] | dict[str, Any]) -> Self:
         """Declare (and, for a pydantic model, enforce) the arguments the handler receives."""
         self._parameters = model_json_schema(schema)
         self._args_model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         return self
 
-    def with_response_schema(self, schema: type[BaseModel] | dict[str, Any]) -> FunctionTool:
+    def with_response_schema(self, schema: type[BaseModel] | dict[str, Any]) -> Self:
         self._response = model_json_schema(schema)
         return self
 
-    def with_long_running(self, value: bool = True) -> FunctionTool:
+    def with_long_running(self, value: bool = True) -> Self:
         self.is_long_running = value
         return self
 
-    def with_read_only(self, value: bool = True) -> FunctionTool:
+    def with_read_only(self, value: bool = True) -> Self:
         self.is_read_only = value
         return self
 
-    def with_concurrency_safe(self, value: bool = True) -> FunctionTool:
+    def with_concurrency_safe(self, value: bool = True) -> Self:
         self.is_concurrency_safe = value
         return self
 
-    def with_scopes(self, scopes: Iterable[str]) -> FunctionTool:
+    def with_scopes(self, scopes: Iterable[str]) -> Self:
         self.required_scopes = tuple(scopes)
         return self
 
@@ -103,6 +105,10 @@ class FunctionTool(Tool):
         return args
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
+        if self._blocking:
+            # A plain function runs on a worker thread, as in pydantic-ai: the event loop stays
+            # free for interrupts, the Stop button, progress lines and parallel calls.
+            return await asyncio.to_thread(self._call, ctx, args)
         result = self._call(ctx, args)
         if inspect.isawaitable(result):
             result = await result
@@ -111,6 +117,13 @@ class FunctionTool(Tool):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function, so a notebook user can try the tool directly."""
         return self._handler(*args, **kwargs)
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    """True for `async def` functions (also behind functools.partial or as a callable object's __call__)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
 @overload
