@@ -246,3 +246,24 @@ async def test_result_wrapping() -> None:
     assert add(2, 3) == 5, "a decorated tool is still the function"
     result = await LlmAgent(name="t", model=ScriptedModel([FunctionCall("add", {"a": 2, "b": 3}), "5"]), tools=[add]).run_async("?")
     assert result.events[2].function_responses()[0].response == {"result": 5}
+
+
+async def test_arguments_a_provider_could_not_parse_are_answered_with_the_reason() -> None:
+    from adk_notebook.core.content import malformed_call
+
+    calls: list[str] = []
+
+    @tool
+    def lookup(city: str) -> dict:
+        """Look up a city."""
+        calls.append(city)
+        return {}
+
+    model = ScriptedModel([malformed_call("lookup", '{"city": "Tok', "not valid JSON (Unterminated string)", "c1"),
+                           "Let me try again."])
+    result = await LlmAgent(name="p", model=model, tools=[lookup]).run_async("?")
+    response = result.events[2].function_responses()[0]
+    assert response.id == "c1" and response.response["code"] == "invalid_arguments"
+    assert response.response["error"].startswith("The arguments for tool 'lookup' were not valid JSON")
+    assert '{"city": "Tok' in response.response["error"] and calls == []
+    assert result.text == "Let me try again."

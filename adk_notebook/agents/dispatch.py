@@ -16,7 +16,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ..core.content import Content, FunctionCall, FunctionResponse, Part
+from ..core.content import INVALID_ARGUMENTS_KEY, Content, FunctionCall, FunctionResponse, Part
 from ..core.context import InvocationContext, ToolContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, ToolOutcome
@@ -180,6 +180,8 @@ class ToolDispatcher:
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"
             return {"error": f"Unknown tool {call.name!r}. Available tools: {available}.", "code": "unknown_tool"}
+        if INVALID_ARGUMENTS_KEY in call.args:  # the provider could not parse the arguments
+            return {"error": str(call.args[INVALID_ARGUMENTS_KEY]), "code": "invalid_arguments"}
         missing = [s for s in tool.required_scopes if s not in self.invocation.run_config.scopes]
         if missing:
             return {"error": f"missing required scopes: {', '.join(missing)}", "code": "missing_scopes",

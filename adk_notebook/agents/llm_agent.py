@@ -128,22 +128,14 @@ class LlmAgent(Agent):
 
     # -- the invocation ------------------------------------------------------------------------
     async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+        # One generator for the whole invocation: each streamed chunk passes one hop fewer.
         if self.before_agent_callback:
             cb_ctx = CallbackContext(ctx)
-            content = await self.before_agent_callback(cb_ctx)
+            content = _as_content(await self.before_agent_callback(cb_ctx))
             if content is not None or cb_ctx.actions.state_delta:
-                yield self._event(ctx, _as_content(content), actions=cb_ctx.actions)
+                yield self._event(ctx, content, actions=cb_ctx.actions)
             if content is not None:
                 return
-        async for event in self._loop(ctx):
-            yield event
-        if self.after_agent_callback:
-            cb_ctx = CallbackContext(ctx)
-            content = await self.after_agent_callback(cb_ctx)
-            if content is not None or cb_ctx.actions.state_delta:
-                yield self._event(ctx, _as_content(content), actions=cb_ctx.actions)
-
-    async def _loop(self, ctx: InvocationContext) -> AsyncIterator[Event]:
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))
         declarations = [t.declaration() for t in tools.values()]
@@ -154,7 +146,7 @@ class LlmAgent(Agent):
         schema_retries = 0
         for _ in range(limit):
             if ctx.ended:
-                return
+                break
             request = await self._request(ctx, model, declarations)
             cb_ctx = CallbackContext(ctx)
             response = await self.before_model_callback(cb_ctx, request) if self.before_model_callback else None
@@ -174,7 +166,7 @@ class LlmAgent(Agent):
                 async for tool_event in dispatcher.run(calls):
                     yield tool_event
                 if tool_event.actions.skip_summarization:
-                    return
+                    break
                 continue
             if self._output is not None:
                 try:
@@ -197,8 +189,17 @@ class LlmAgent(Agent):
                 value = self._output.dump(event.output) if self._output is not None else event.text
                 event.actions.state_delta[self.output_key] = value
             yield event
-            return
-        raise AdkError.agent(
+            break
+        else:
+            raise self._out_of_iterations(ctx, limit)
+        if self.after_agent_callback:
+            cb_ctx = CallbackContext(ctx)
+            content = _as_content(await self.after_agent_callback(cb_ctx))
+            if content is not None or cb_ctx.actions.state_delta:
+                yield self._event(ctx, content, actions=cb_ctx.actions)
+
+    def _out_of_iterations(self, ctx: InvocationContext, limit: int) -> AdkError:
+        return AdkError.agent(
             f"Agent {self.name!r} made {limit} model calls without a final answer (max_iterations={self.max_iterations}"
             + (f", max_llm_calls={ctx.run_config.max_llm_calls}" if ctx.run_config.max_llm_calls is not None else "")
             + "). The model keeps calling tools: check the tool results it gets, or raise the limit.",

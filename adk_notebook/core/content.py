@@ -10,7 +10,17 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Blob", "Content", "FileData", "FunctionCall", "FunctionResponse", "Part", "Role"]
+__all__ = [
+    "INVALID_ARGUMENTS_KEY",
+    "Blob",
+    "Content",
+    "FileData",
+    "FunctionCall",
+    "FunctionResponse",
+    "Part",
+    "Role",
+    "malformed_call",
+]
 
 Role = Literal["user", "model", "tool"]
 
@@ -41,6 +51,19 @@ class FunctionCall:
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
+
+
+# A model sometimes sends tool arguments that are not a JSON object. Providers keep such a call
+# (with its id, so the history stays valid) with the reason under this key; the dispatcher
+# answers it with that reason instead of running the tool, and the model can try again.
+INVALID_ARGUMENTS_KEY = "__invalid_json_arguments__"
+
+
+def malformed_call(name: str, raw: str, problem: str, call_id: str | None = None) -> FunctionCall:
+    """The call a provider returns when the arguments text `raw` could not be used (`problem` says why)."""
+    excerpt = raw if len(raw) <= 2000 else raw[:2000] + "…"
+    detail = f"The arguments for tool {name!r} were {problem}; send one JSON object. You sent: {excerpt}"
+    return FunctionCall(name, {INVALID_ARGUMENTS_KEY: detail}, call_id)
 
 
 @dataclass(slots=True)

@@ -1,17 +1,55 @@
-"""Model strings ("gemini-2.5-flash", "openai:gpt-4o-mini", ...) to model objects."""
+"""Model strings ("gemini-2.5-flash", "openai:gpt-4o-mini", ...) to model objects.
+
+```
+gemini-2.5-flash | gemini:<model>    GeminiModel        GOOGLE_API_KEY (or GEMINI_API_KEY)
+openai:<model>                       OpenAIModel        OPENAI_API_KEY (none needed with OPENAI_BASE_URL)
+anthropic:<model>                    AnthropicModel     ANTHROPIC_API_KEY
+ollama:<model>                       OpenAIModel        OLLAMA_HOST (default http://localhost:11434), no key
+deepseek: | groq: | openrouter:      OpenAIModel        DEEPSEEK_API_KEY | GROQ_API_KEY | OPENROUTER_API_KEY
+local | local:<path.gguf>            LocalModel         (the optional llama.cpp extra)
+auto                                 the first provider with a key, in the order above; else LocalModel()
+```
+Provider modules are imported only when a string names them, so `import adk_notebook` does
+not import httpx. A missing key is an `AdkError(config, unauthorized)` naming the variable to set.
+"""
 
 from __future__ import annotations
 
-from .base import Llm
+import difflib
+import importlib
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
 from ..core.errors import AdkError
+from .base import Llm
 
-__all__ = ["resolve_model"]
+__all__ = ["AUTO_DEFAULTS", "resolve_model"]
 
-_KNOWN_PROVIDERS = ("gemini", "openai", "anthropic", "ollama", "local")
+#: What "auto" picks for each provider it finds a key for.
+AUTO_DEFAULTS = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
+
+# provider -> (base URL, key variables, display name); OpenAI-compatible servers.
+_OPENAI_COMPATIBLE: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "deepseek": ("https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "DeepSeek"),
+    "groq": ("https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "Groq"),
+    "openrouter": ("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "OpenRouter"),
+}
+_GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+_PROVIDERS = ("gemini", "openai", "anthropic", "ollama", "deepseek", "groq", "openrouter", "local")
+# Bare model names people type, and the provider they belong to (for "did you mean").
+_FAMILY_HINTS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("claude", "anthropic"),
+                 ("deepseek", "deepseek"), ("llama", "ollama"), ("qwen", "ollama"), ("mistral", "ollama"),
+                 ("gemma", "ollama"), ("phi", "ollama"))
 
 
 def resolve_model(model: Llm | str) -> Llm:
-    """Return `model` if it is already an `Llm`; otherwise resolve the model string."""
+    """Return `model` if it is already an `Llm`; otherwise build the model a model string names.
+
+    Raises:
+        AdkError: an unknown string (with a suggestion when one is close), a provider whose
+            API key is not set (naming the environment variable), or a provider not installed.
+    """
     if isinstance(model, Llm):
         return model
     if not isinstance(model, str) or not model.strip():
@@ -19,16 +57,125 @@ def resolve_model(model: Llm | str) -> Llm:
             f"A model must be an Llm object or a model string like 'gemini-2.5-flash'; got {model!r}.",
             code="invalid_model",
         )
-    provider = model.split(":", 1)[0] if ":" in model else ("gemini" if model.startswith("gemini") else model)
-    if provider not in _KNOWN_PROVIDERS and model != "auto":
+    text = model.strip()
+    if text == "auto":
+        return _auto()
+    if text == "local":
+        return _build("local", "LocalModel", model_path=None)
+    provider, sep, name = text.partition(":")
+    provider = provider.lower()
+    if not sep:
+        if text.startswith("gemini-"):
+            provider, name = "gemini", text
+        else:
+            raise _unknown(text)
+    if provider not in _PROVIDERS:
+        raise _unknown(text)
+    if provider == "local":
+        return _build("local", "LocalModel", model_path=name or None)
+    if not name:
+        raise AdkError.config(f"Model string {text!r} names no model: write '{provider}:<model>'.", code="invalid_model")
+    if provider == "gemini":
+        return _build("gemini", "GeminiModel", name, api_key=_key(text, _GEMINI_KEYS, "Gemini"))
+    if provider == "anthropic":
+        return _build("anthropic", "AnthropicModel", name, api_key=_key(text, ("ANTHROPIC_API_KEY",), "Anthropic"))
+    from .openai import OpenAIModel
+
+    if provider == "openai":
+        base_url = os.environ.get("OPENAI_BASE_URL") or None
+        # A local OpenAI-compatible server (OPENAI_BASE_URL) may need no key; OpenAI itself does.
+        api_key = _env(("OPENAI_API_KEY",)) if base_url else _key(text, ("OPENAI_API_KEY",), "OpenAI")
+        return OpenAIModel(name, api_key=api_key, base_url=base_url)
+    if provider == "ollama":
+        return OpenAIModel(name, base_url=_ollama_url(), provider_name="ollama")
+    base_url, variables, display = _OPENAI_COMPATIBLE[provider]
+    return OpenAIModel(name, api_key=_key(text, variables, display), base_url=base_url, provider_name=provider)
+
+
+def _auto() -> Llm:
+    if _env(_GEMINI_KEYS):
+        return resolve_model(AUTO_DEFAULTS["gemini"])
+    if _env(("OPENAI_API_KEY",)):
+        return resolve_model("openai:" + AUTO_DEFAULTS["openai"])
+    if _env(("ANTHROPIC_API_KEY",)):
+        return resolve_model("anthropic:" + AUTO_DEFAULTS["anthropic"])
+    return _build("local", "LocalModel", model_path=None)
+
+
+def _env(variables: tuple[str, ...]) -> str | None:
+    for variable in variables:
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _key(model: str, variables: tuple[str, ...], display: str) -> str:
+    value = _env(variables)
+    if value is None:
+        names = " or ".join(variables)
         raise AdkError.config(
-            f"Unknown model string {model!r}. Use 'gemini-…', 'openai:…', 'anthropic:…', 'ollama:…', 'local' or "
-            "'auto', or pass a model object (e.g. ScriptedModel([...]) for offline runs).",
-            code="unknown_model",
+            f"Model {model!r} needs an API key for {display}: set the {names} environment variable "
+            f"(in a notebook: os.environ[{variables[0]!r}] = '...'), or pass a model object with api_key=.",
+            code="missing_api_key",
+            category="unauthorized",
         )
-    raise AdkError.config(
-        f"Model {model!r} needs the {provider!r} provider, which this version of adk-notebook does not ship yet. "
-        "Pass a model object instead (ScriptedModel or FunctionModel work offline).",
-        code="provider_unavailable",
-        category="unsupported",
+    return value
+
+
+def _ollama_url() -> str:
+    """OLLAMA_HOST as Ollama reads it ("host", "host:port" or a URL) plus "/v1"."""
+    host = (os.environ.get("OLLAMA_HOST") or "").strip() or "http://localhost:11434"
+    parts = urlsplit(host if "://" in host else "http://" + host)
+    hostname = parts.hostname or "127.0.0.1"
+    if hostname in ("0.0.0.0", "::"):  # a bind address, not one to connect to
+        hostname = "127.0.0.1"
+    if ":" in hostname:
+        hostname = f"[{hostname}]"
+    port = parts.port or (443 if parts.scheme == "https" else 11434)
+    path = parts.path.rstrip("/")
+    return f"{parts.scheme}://{hostname}:{port}{path}" + ("" if path.endswith("/v1") else "/v1")
+
+
+def _build(module: str, cls: str, *args: Any, **kwargs: Any) -> Llm:
+    qualified = f"adk_notebook.models.{module}"
+    try:
+        mod = importlib.import_module(qualified)
+    except ModuleNotFoundError as exc:
+        if exc.name != qualified:
+            raise
+        raise AdkError.config(
+            f"The {module!r} provider is not part of this version of adk-notebook. Pass a model object instead "
+            "(ScriptedModel or FunctionModel work offline).",
+            code="provider_unavailable",
+            category="unsupported",
+        ) from None
+    return getattr(mod, cls)(*args, **kwargs)
+
+
+def _unknown(text: str) -> AdkError:
+    suggestion = _suggest(text)
+    hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+    return AdkError.config(
+        f"Unknown model string {text!r}.{hint} Use 'gemini-…', 'openai:…', 'anthropic:…', 'ollama:…', 'deepseek:…', "
+        "'groq:…', 'openrouter:…', 'local' or 'auto', or pass a model object (e.g. ScriptedModel([...]) for offline runs).",
+        code="unknown_model",
     )
+
+
+def _suggest(text: str) -> str | None:
+    lowered = text.lower()
+    provider, sep, name = lowered.partition(":")
+    if sep:
+        close = difflib.get_close_matches(provider, _PROVIDERS, n=1, cutoff=0.6)
+        return f"{close[0]}:{text.partition(':')[2]}" if close else None
+    close = difflib.get_close_matches(lowered, ("auto", "local"), n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    head = lowered.split("-", 1)[0]
+    if head != "gemini" and difflib.get_close_matches(head, ("gemini",), n=1, cutoff=0.7):
+        return "gemini-" + text.split("-", 1)[1] if "-" in text else "gemini-2.5-flash"
+    for prefix, family in _FAMILY_HINTS:
+        if lowered.startswith(prefix):
+            return f"{family}:{text}"
+    return None

@@ -1,0 +1,442 @@
+"""Claude through Anthropic's Messages API, over plain HTTP.
+
+```
+POST {base_url}/v1/messages          (`"stream": true` for server-sent events)
+headers x-api-key: <key>, anthropic-version: 2023-06-01
+```
+The system instruction is the top-level `system`; our `model` role is `assistant`, and our
+`tool` role is a `user` message of `tool_result` blocks (the result as JSON text, followed by
+any image or PDF the tool returned, inside the block's `content` list). Messages must
+alternate, so consecutive messages of one role are merged. `max_tokens` is required and
+always sent.
+
+Output schemas use Anthropic's structured outputs (`output_config.format`, a `json_schema`),
+generally available since Claude Sonnet 4.5 / Opus 4.5 / Haiku 4.5. It constrains the final
+text to the schema and, unlike a forced tool call, leaves the agent's tools usable in the
+same request. The schema is narrowed to what that feature accepts: every object closed with
+`additionalProperties: false`, numeric/length bounds moved into the description (the agent
+still validates the answer against the full schema).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from ..core.content import Content, FunctionCall, Part, malformed_call
+from ..core.errors import AdkError, ErrorCategory
+from ..core.events import Usage
+from ..tools.base import FunctionDeclaration
+from ..tools.schema import inline_refs
+from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
+from .http import HttpTransport, RetryPolicy
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["AnthropicModel"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+# Stop reasons in the vocabulary all providers share (see openai.py); others pass through.
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "safety",
+}
+_ERROR_CATEGORIES = {
+    "invalid_request_error": ErrorCategory.INVALID_INPUT,
+    "request_too_large": ErrorCategory.INVALID_INPUT,
+    "authentication_error": ErrorCategory.UNAUTHORIZED,
+    "permission_error": ErrorCategory.FORBIDDEN,
+    "billing_error": ErrorCategory.FORBIDDEN,
+    "not_found_error": ErrorCategory.NOT_FOUND,
+    "rate_limit_error": ErrorCategory.RATE_LIMITED,
+    "timeout_error": ErrorCategory.TIMEOUT,
+    "overloaded_error": ErrorCategory.UNAVAILABLE,
+    "api_error": ErrorCategory.UNAVAILABLE,
+}
+# Keywords structured outputs reject; their values are kept for the model in the description.
+_UNSUPPORTED_KEYWORDS = (
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "minLength", "maxLength", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+)  # fmt: skip
+_SUPPORTED_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+
+
+class AnthropicModel(Llm):
+    """A Claude model, e.g. `AnthropicModel("claude-sonnet-4-6")`.
+
+    Args:
+        model: The model id ("claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5", ...).
+        api_key: The API key; defaults to $ANTHROPIC_API_KEY. Sent in the `x-api-key` header and
+            never shown.
+        base_url: The API root, default "https://api.anthropic.com".
+        http_client: An `httpx.AsyncClient` to send requests with (you close it).
+        max_tokens: The answer's token limit when the request sets no `max_output_tokens`
+            (Anthropic requires one).
+        retry: How 429s, 5xx and dropped connections are retried.
+        timeout: Seconds to wait for the connection and for each read.
+
+    Raises:
+        AdkError: (config, unauthorized, ``missing_api_key``) when no key is given or set.
+    """
+
+    def __init__(
+        self,
+        model: str = "claude-sonnet-4-6",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        max_tokens: int = 4096,
+        retry: RetryPolicy | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise AdkError.config(
+                "No Anthropic API key. Set the ANTHROPIC_API_KEY environment variable, or pass "
+                "AnthropicModel(api_key=...). Keys come from https://console.anthropic.com/settings/keys.",
+                code="missing_api_key",
+                category="unauthorized",
+            )
+        self.name = model
+        self.max_tokens = max_tokens
+        self._transport = HttpTransport(
+            provider="anthropic",
+            base_url=base_url or DEFAULT_BASE_URL,
+            headers={"x-api-key": key, "anthropic-version": API_VERSION},
+            timeout=timeout,
+            retry=retry or RetryPolicy(),
+            http_client=http_client,
+        )
+
+    async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        body = self.build_body(request, stream)
+        message = _Message()
+        if not stream:
+            message.add_message(await self._transport.post_json("/v1/messages", body))
+            yield message.finish()
+            return
+        events = self._transport.stream_sse("/v1/messages", body)
+        async with aclosing(events):
+            async for event in events:
+                text = message.add_event(_loads(event.data))
+                if text:
+                    yield LlmResponse(Content("model", [Part(text=text)]), partial=True, turn_complete=False)
+                if message.stopped:
+                    break
+        if not message.stopped:
+            raise AdkError(
+                "model",
+                "unavailable",
+                "stream_interrupted",
+                "The Anthropic stream ended before message_stop; the answer is incomplete. Run the request again.",
+                details={"provider": "anthropic"},
+            )
+        yield message.finish()
+
+    def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
+        """The JSON body sent for `request`: what Claude receives, e.g. for `%adk request`."""
+        config = request.config
+        body: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": config.max_output_tokens or self.max_tokens,
+            "messages": _messages(request.contents),
+        }
+        if request.system_instruction:
+            body["system"] = request.system_instruction
+        if request.tools:
+            body["tools"] = [_tool(d) for d in request.tools]
+        body.update(_sampling(config))
+        if stream:
+            body["stream"] = True
+        if config.response_schema is not None:
+            schema = _output_schema(config.response_schema)
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        return body
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections this model opened."""
+        await self._transport.aclose()
+
+
+# -- our contents -> Anthropic's messages --------------------------------------------------------
+def _messages(contents: list[Content]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for content in contents:
+        role = "assistant" if content.role == "model" else "user"
+        blocks = [block for part in content.parts for block in _blocks(part)]
+        if not blocks:
+            continue
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)  # the API requires alternating roles
+        else:
+            messages.append({"role": role, "content": blocks})
+    for message in messages:
+        # In a user message, tool results must come before anything else.
+        message["content"].sort(key=lambda block: block["type"] != "tool_result")
+    return messages
+
+
+def _blocks(part: Part) -> list[dict[str, Any]]:
+    if part.text is not None:
+        return [] if part.thought or not part.text else [{"type": "text", "text": part.text}]
+    if part.function_call is not None:
+        call = part.function_call
+        return [{"type": "tool_use", "id": call.id or f"call_{call.name}", "name": call.name, "input": call.args}]
+    if part.function_response is not None:
+        resp = part.function_response
+        content = [{"type": "text", "text": json.dumps(resp.response, ensure_ascii=False)}]
+        content += [_media(p) for p in resp.parts if p.is_media()]
+        call_id = resp.id or f"call_{resp.name}"
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+        if "error" in resp.response:
+            block["is_error"] = True
+        return [block]
+    if part.is_media():
+        return [_media(part)]
+    return []
+
+
+def _media(part: Part) -> dict[str, Any]:
+    """An image, a PDF or plain text as a content block; anything else as a note saying so."""
+    mime = (part.mime_type or "").split(";")[0].strip().lower()
+    if part.inline_data is not None:
+        data = base64.b64encode(part.inline_data.data).decode("ascii")
+        if mime in _IMAGE_TYPES:
+            return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+        if mime == "application/pdf":
+            return {"type": "document", "source": {"type": "base64", "media_type": mime, "data": data}}
+        if mime == "text/plain":
+            text = part.inline_data.data.decode("utf-8", "replace")
+            return {"type": "document", "source": {"type": "text", "media_type": mime, "data": text}}
+        return _note(f"[{mime or 'binary'} data of {len(part.inline_data.data)} bytes omitted: Claude accepts images "
+                     "(JPEG, PNG, GIF, WebP), PDFs and plain text]")
+    uri = part.file_uri or ""
+    if uri.startswith(("https://", "http://")):
+        if mime in _IMAGE_TYPES or (not mime and uri.lower().endswith((".png", ".jpg", ".jpeg", ".gif", ".webp"))):
+            return {"type": "image", "source": {"type": "url", "url": uri}}
+        if mime == "application/pdf":
+            return {"type": "document", "source": {"type": "url", "url": uri}}
+    return _note(f"[file {uri} ({mime or 'unknown type'}): not readable by Claude from here]")
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _tool(decl: FunctionDeclaration) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": decl.name}
+    if decl.description:
+        tool["description"] = decl.description
+    tool["input_schema"] = decl.parameters or {"type": "object", "properties": {}}
+    return tool
+
+
+def _sampling(config: GenerateContentConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k"),
+                         ("stop_sequences", "stop_sequences")):  # fmt: skip
+        value = getattr(config, ours)
+        if value is not None:
+            out[theirs] = value
+    return out
+
+
+def _output_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema narrowed to what structured outputs accept (see the module docstring)."""
+
+    def narrow(node: Any) -> Any:
+        if isinstance(node, list):
+            return [narrow(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        moved: list[str] = []
+        for key, value in node.items():
+            if key in _UNSUPPORTED_KEYWORDS or (key == "minItems" and value not in (0, 1)):
+                moved.append(f"{key}: {json.dumps(value)}")
+            elif key == "format" and value not in _SUPPORTED_FORMATS:
+                moved.append(f"format: {value}")
+            elif key == "title":
+                continue
+            elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                out[key] = {name: narrow(child) for name, child in value.items()}
+            elif key in ("items", "anyOf", "allOf", "oneOf", "prefixItems", "additionalProperties"):
+                out[key] = narrow(value)
+            else:
+                out[key] = value
+        if "oneOf" in out:  # not supported; anyOf admits the same answers here
+            out["anyOf"] = out.pop("oneOf")
+        if out.get("type") == "object" or "properties" in out:
+            out["additionalProperties"] = False
+        if moved:
+            out["description"] = " ".join(filter(None, [out.get("description"), f"({', '.join(moved)})"]))
+        return out
+
+    return narrow(inline_refs(schema))
+
+
+# -- Anthropic's answer -> ours ------------------------------------------------------------------
+class _Message:
+    """Collects one answer from a message, or from the events of a streamed one."""
+
+    __slots__ = ("blocks", "stop_reason", "input_tokens", "output_tokens", "stopped")
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "text" | "json" | "id", "name"}
+        self.stop_reason: str | None = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.stopped = False
+
+    def add_message(self, message: dict[str, Any]) -> None:
+        """Take a complete (non-streamed) message in."""
+        for index, block in enumerate(message.get("content") or ()):
+            self.blocks[index] = _start(block)
+            if block.get("type") == "tool_use":
+                self.blocks[index]["input"] = block.get("input") or {}
+        self._usage(message.get("usage"))
+        self.stop_reason = message.get("stop_reason")
+        self.stopped = True
+
+    def add_event(self, event: Any) -> str:
+        """Take one streamed event in; return the answer text it adds."""
+        if not isinstance(event, dict):
+            raise _invalid(f"an event is not a JSON object: {str(event)[:200]}")
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            block = self.blocks.get(event.get("index", -1))
+            if block is None:
+                raise _invalid("a content_block_delta came for a block that was never started")
+            if delta.get("type") == "text_delta":
+                block["text"].append(delta.get("text", ""))
+                return delta.get("text", "")
+            if delta.get("type") == "input_json_delta":
+                block["json"].append(delta.get("partial_json", ""))
+            return ""  # thinking_delta, signature_delta, citations_delta: not carried yet
+        if kind == "content_block_start":
+            block = _start(event.get("content_block") or {})
+            self.blocks[event.get("index", len(self.blocks))] = block
+            return "".join(block.get("text", ()))
+        if kind == "message_start":
+            self._usage((event.get("message") or {}).get("usage"))
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+            self._usage(event.get("usage"))
+        elif kind == "message_stop":
+            self.stopped = True
+        elif kind == "error":
+            raise _stream_error(event.get("error") or {})
+        return ""  # ping, content_block_stop, and event types added later
+
+    def finish(self) -> LlmResponse:
+        parts: list[Part] = []
+        for _, block in sorted(self.blocks.items()):
+            if block["type"] == "text":
+                text = "".join(block["text"])
+                if text:
+                    parts.append(Part(text=text))
+            elif block["type"] == "tool_use":
+                call = _input(block, self.stop_reason)
+                parts.append(Part(function_call=call))
+        if not parts and self.stop_reason == "refusal":
+            raise AdkError(
+                "model",
+                "forbidden",
+                "safety_blocked",
+                "Claude declined to answer (stop_reason refusal). Rephrase the request; retrying the same one "
+                "will be refused again.",
+                details={"provider": "anthropic", "stop_reason": "refusal"},
+            )
+        reason = _STOP_REASONS.get(self.stop_reason or "", self.stop_reason)
+        usage = Usage(self.input_tokens, self.output_tokens, self.input_tokens + self.output_tokens)
+        return LlmResponse(Content("model", parts), finish_reason=reason, usage=usage)
+
+    def _usage(self, usage: dict[str, Any] | None) -> None:
+        """Counts are cumulative: a later event's count replaces an earlier one."""
+        if not usage:
+            return
+        prompt = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+        if any(n is not None for n in prompt):
+            self.input_tokens = sum(n or 0 for n in prompt)
+        if usage.get("output_tokens") is not None:
+            self.output_tokens = usage["output_tokens"]
+
+
+def _start(block: dict[str, Any]) -> dict[str, Any]:
+    kind = block.get("type", "")
+    if kind == "text":
+        return {"type": "text", "text": [block.get("text", "")]}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""), "json": []}
+    return {"type": kind}  # thinking, server tools...: kept out of the answer
+
+
+def _input(block: dict[str, Any], stop_reason: str | None) -> FunctionCall:
+    """The tool call a streamed tool_use block adds up to (see `core.content.malformed_call`)."""
+    name, call_id = block["name"], block.get("id") or None
+    if "input" in block:
+        return FunctionCall(name, block["input"], call_id)
+    raw = "".join(block["json"]).strip()
+    if not raw:
+        return FunctionCall(name, {}, call_id)
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        if stop_reason == "max_tokens":
+            raise AdkError(
+                "model",
+                "invalid_input",
+                "truncated_tool_call",
+                f"Claude's call of {name!r} was cut off by the token limit; raise max_tokens "
+                "(AnthropicModel(max_tokens=...) or max_output_tokens).",
+                details={"provider": "anthropic"},
+            ) from None
+        return malformed_call(name, raw, f"not valid JSON ({exc})", call_id)
+    if not isinstance(value, dict):
+        return malformed_call(name, raw, f"a JSON {type(value).__name__}, not an object", call_id)
+    return FunctionCall(name, value, call_id)
+
+
+def _loads(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise _invalid(f"a streamed event is not JSON: {data[:200]!r}") from None
+
+
+def _invalid(what: str) -> AdkError:
+    return AdkError(
+        "model", "internal", "invalid_response", f"Anthropic sent a malformed answer: {what}.",
+        details={"provider": "anthropic"},
+    )  # fmt: skip
+
+
+def _stream_error(error: dict[str, Any]) -> AdkError:
+    """An `error` event in the middle of a stream, e.g. `overloaded_error`."""
+    kind = error.get("type") or "api_error"
+    category = _ERROR_CATEGORIES.get(kind, ErrorCategory.UNAVAILABLE)
+    message = error.get("message") or kind
+    return AdkError(
+        "model",
+        category,
+        kind,
+        f"Anthropic stopped the stream with {kind}: {message}. The answer is incomplete"
+        + ("; run the request again." if category in (ErrorCategory.UNAVAILABLE, ErrorCategory.RATE_LIMITED) else "."),
+        details={"provider": "anthropic", "error_type": kind},
+    )

@@ -1,0 +1,388 @@
+"""Gemini through the Generative Language API (Google AI Studio keys), over plain HTTP.
+
+```
+POST {base_url}/models/{model}:generateContent               one answer
+POST {base_url}/models/{model}:streamGenerateContent?alt=sse  server-sent chunks
+header x-goog-api-key: <key>                                  never in the URL
+```
+Our roles map to Gemini's: `user` → user, `model` → model, `tool` → user with
+`functionResponse` parts (images and files a tool returned ride inside the
+`functionResponse.parts` list). Tool parameters and output schemas pass through
+`gemini_schema`, the subset of JSON schema Gemini accepts. A blocked prompt or answer is an
+`AdkError` (forbidden, ``safety_blocked``) that names the reason.
+
+Gemini 3 signs its function calls (`thoughtSignature`) and rejects a history that drops the
+signature. Our `Part` has no field for it yet, so the signatures of the calls Gemini returned
+are kept in this process (by call id, shared by all GeminiModels, so a re-run agent cell still
+finds them) and put back when that history is sent again; a call without one (history from
+another model, or a restarted kernel) gets the documented placeholder that skips the check.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+import threading
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from ..core.content import Blob, Content, FileData, FunctionCall, Part
+from ..core.errors import AdkError
+from ..core.events import Usage, new_id
+from ..tools.base import FunctionDeclaration
+from ..tools.schema import gemini_schema
+from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
+from .http import HttpTransport, RetryPolicy
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["GeminiModel"]
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+
+# Ids we make up (the agent's "adk-…" ids) are not Gemini's: like google-adk, keep them out of
+# the request; Gemini pairs calls and responses by name and order then.
+_CLIENT_ID_PREFIX = "adk-"
+# https://ai.google.dev/gemini-api/docs/thought-signatures (FAQ): a call Gemini did not sign.
+_SKIP_SIGNATURE = "skip_thought_signature_validator"
+_MAX_SIGNATURES = 4096
+_signatures: dict[str, str] = {}  # function call id -> thoughtSignature, oldest first
+_signatures_lock = threading.Lock()
+# Models before Gemini 3 neither require signatures nor need the placeholder.
+_UNSIGNED_MODELS = re.compile(r"^(models/)?gemini-[12](\.|-)")
+_SAFETY_REASONS = frozenset(
+    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
+)
+# Finish reasons in the vocabulary all providers share (see openai.py): stop, tool_calls,
+# max_tokens, safety; anything else lower-cased.
+_FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "max_tokens"}
+
+
+class GeminiModel(Llm):
+    """A Gemini model, e.g. `GeminiModel("gemini-2.5-flash")`.
+
+    Args:
+        model: The model id ("gemini-2.5-flash", "gemini-3-flash-preview", ...).
+        api_key: The API key; defaults to $GOOGLE_API_KEY, then $GEMINI_API_KEY. Sent in the
+            `x-goog-api-key` header, never in a URL, and never shown.
+        base_url: The API root, default "https://generativelanguage.googleapis.com/v1beta".
+        http_client: An `httpx.AsyncClient` to send requests with (you close it).
+        retry: How 429s, 5xx and dropped connections are retried.
+        timeout: Seconds to wait for the connection and for each read.
+
+    Raises:
+        AdkError: (config, unauthorized, ``missing_api_key``) when no key is given or set.
+    """
+
+    def __init__(
+        self,
+        model: str = "gemini-2.5-flash",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+        if not key:
+            raise AdkError.config(
+                "No Gemini API key. Set the GOOGLE_API_KEY (or GEMINI_API_KEY) environment variable, or pass "
+                "GeminiModel(api_key=...). Keys come from https://aistudio.google.com/apikey.",
+                code="missing_api_key",
+                category="unauthorized",
+            )
+        self.name = model.removeprefix("models/")
+        self._transport = HttpTransport(
+            provider="gemini",
+            base_url=base_url or DEFAULT_BASE_URL,
+            headers={"x-goog-api-key": key},
+            timeout=timeout,
+            retry=retry or RetryPolicy(),
+            http_client=http_client,
+        )
+
+    async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        body = self.build_body(request, stream)
+        turn = _Turn(streamed=stream)
+        if not stream:
+            turn.add(await self._transport.post_json(f"/models/{self.name}:generateContent", body))
+            yield turn.finish()
+            return
+        events = self._transport.stream_sse(f"/models/{self.name}:streamGenerateContent", body, params={"alt": "sse"})
+        async with aclosing(events):
+            async for event in events:
+                text = turn.add(_loads(event.data))
+                if text:
+                    yield LlmResponse(Content("model", [Part(text=text)]), partial=True, turn_complete=False)
+        yield turn.finish()
+
+    def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
+        """The JSON body sent for `request` (the same streamed or not), e.g. for `%adk request`."""
+        body: dict[str, Any] = {"contents": self._contents(request.contents)}
+        if request.system_instruction:
+            body["systemInstruction"] = {"parts": [{"text": request.system_instruction}]}
+        if request.tools:
+            body["tools"] = [{"functionDeclarations": [_declaration(d) for d in request.tools]}]
+        config = _generation_config(request.config)
+        if config:
+            body["generationConfig"] = config
+        return body
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections this model opened."""
+        await self._transport.aclose()
+
+    # -- our contents -> Gemini's ----------------------------------------------------------------
+    def _contents(self, contents: list[Content]) -> list[dict[str, Any]]:
+        placeholder = not _UNSIGNED_MODELS.match(self.name)
+        out = []
+        for content in contents:
+            parts = []
+            signed = False
+            for part in content.parts:
+                wire = _part(part)
+                if wire is None:
+                    continue
+                call = part.function_call
+                signature = _signatures.get(call.id) if call is not None and call.id else None
+                if signature is not None:
+                    wire["thoughtSignature"] = signature
+                    signed = True
+                parts.append(wire)
+            if not parts:
+                continue
+            if placeholder and not signed and content.role == "model":
+                first_call = next((p for p in parts if "functionCall" in p), None)
+                if first_call is not None:
+                    first_call["thoughtSignature"] = _SKIP_SIGNATURE
+            out.append({"role": "model" if content.role == "model" else "user", "parts": parts})
+        return out
+
+
+def _part(part: Part) -> dict[str, Any] | None:
+    if part.text is not None:
+        return None if part.thought or not part.text else {"text": part.text}
+    if part.inline_data is not None:
+        return {"inlineData": _inline(part.inline_data)}
+    if part.file_data is not None:
+        return {"fileData": {"mimeType": part.file_data.mime_type, "fileUri": part.file_data.file_uri}}
+    if part.function_call is not None:
+        call = part.function_call
+        wire: dict[str, Any] = {"name": call.name, "args": call.args}
+        if call.id and not call.id.startswith(_CLIENT_ID_PREFIX):
+            wire["id"] = call.id
+        return {"functionCall": wire}
+    if part.function_response is not None:
+        resp = part.function_response
+        wire = {"name": resp.name, "response": resp.response}
+        if resp.id and not resp.id.startswith(_CLIENT_ID_PREFIX):
+            wire["id"] = resp.id
+        media = [_media(p) for p in resp.parts if p.is_media()]
+        if media:
+            wire["parts"] = media
+        return {"functionResponse": wire}
+    return None
+
+
+def _inline(blob: Blob) -> dict[str, str]:
+    return {"mimeType": blob.mime_type, "data": base64.b64encode(blob.data).decode("ascii")}
+
+
+def _media(part: Part) -> dict[str, Any]:
+    """An image or file a tool returned, as an entry of `functionResponse.parts`."""
+    if part.inline_data is not None:
+        return {"inlineData": _inline(part.inline_data)}
+    assert part.file_data is not None
+    return {"fileData": {"mimeType": part.file_data.mime_type, "fileUri": part.file_data.file_uri}}
+
+
+def _declaration(decl: FunctionDeclaration) -> dict[str, Any]:
+    wire: dict[str, Any] = {"name": decl.name, "description": decl.description}
+    if decl.parameters:
+        params = gemini_schema(decl.parameters)
+        # Gemini rejects an OBJECT with no properties ("should be non-empty"): a tool without
+        # arguments simply has no `parameters`.
+        if params.get("type") != "object" or params.get("properties"):
+            wire["parameters"] = params
+    return wire
+
+
+def _generation_config(config: GenerateContentConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for ours, theirs in (
+        ("temperature", "temperature"),
+        ("top_p", "topP"),
+        ("top_k", "topK"),
+        ("max_output_tokens", "maxOutputTokens"),
+        ("stop_sequences", "stopSequences"),
+    ):
+        value = getattr(config, ours)
+        if value is not None:
+            out[theirs] = value
+    if config.response_schema is not None:
+        out["responseMimeType"] = config.response_mime_type or "application/json"
+        out["responseSchema"] = gemini_schema(config.response_schema)
+    elif config.response_mime_type:
+        out["responseMimeType"] = config.response_mime_type
+    return out
+
+
+# -- Gemini's answer -> ours ---------------------------------------------------------------------
+class _Turn:
+    """Collects one answer from one response or from its streamed chunks."""
+
+    __slots__ = ("parts", "usage", "reason", "ratings", "candidates", "streamed")
+
+    def __init__(self, *, streamed: bool) -> None:
+        self.parts: list[Part] = []
+        self.usage: Usage | None = None
+        self.reason: str | None = None  # Gemini's finishReason
+        self.ratings: Any = None
+        self.candidates = False
+        self.streamed = streamed
+
+    def add(self, chunk: Any) -> str:
+        """Take one response (or streamed chunk) in; return the answer text it adds."""
+        if not isinstance(chunk, dict):
+            raise _invalid(f"a response is not a JSON object: {str(chunk)[:200]}")
+        feedback = chunk.get("promptFeedback") or {}
+        if feedback.get("blockReason"):
+            raise _blocked(
+                "the prompt", feedback["blockReason"], feedback.get("blockReasonMessage"), feedback.get("safetyRatings")
+            )
+        if chunk.get("usageMetadata"):
+            self.usage = _usage(chunk["usageMetadata"])
+        candidates = chunk.get("candidates") or []
+        if not candidates:
+            return ""
+        self.candidates = True
+        candidate = candidates[0]
+        if candidate.get("finishReason"):
+            self.reason = candidate["finishReason"]
+            self.ratings = candidate.get("safetyRatings")
+        new_text = []
+        for wire in (candidate.get("content") or {}).get("parts") or ():
+            part = self._part(wire)
+            if part is None:
+                continue
+            if part.text is not None:
+                if not part.thought:
+                    new_text.append(part.text)
+                last = self.parts[-1] if self.parts else None
+                if last is not None and last.text is not None and last.thought == part.thought:
+                    last.text += part.text
+                    continue
+            self.parts.append(part)
+        return "".join(new_text)
+
+    def finish(self) -> LlmResponse:
+        """The complete answer, or the error that stands in its place."""
+        if not self.candidates:
+            raise AdkError(
+                "model",
+                "internal",
+                "empty_response",
+                "Gemini returned no candidates and gave no reason (no promptFeedback.blockReason). "
+                "Try the request again; if it keeps happening, rephrase the prompt.",
+                details={"provider": "gemini"},
+            )
+        if self.streamed and self.reason is None:
+            raise AdkError(
+                "model",
+                "unavailable",
+                "stream_interrupted",
+                "The Gemini stream ended before its last chunk (no finishReason); the answer is incomplete. "
+                "Run the request again.",
+                details={"provider": "gemini"},
+            )
+        has_content = any(p.text or p.function_call or p.is_media() for p in self.parts if not p.thought)
+        if not has_content and self.reason in _SAFETY_REASONS:
+            raise _blocked("the answer", self.reason, None, self.ratings)
+        if not has_content and self.reason not in (None, "STOP"):
+            hint = " Raise max_output_tokens (thinking models spend tokens before they answer)." if (
+                self.reason == "MAX_TOKENS"
+            ) else ""
+            raise AdkError(
+                "model",
+                "internal",
+                "empty_response",
+                f"Gemini stopped without an answer (finishReason {self.reason}).{hint}",
+                details={"provider": "gemini", "finish_reason": self.reason},
+            )
+        return LlmResponse(Content("model", self.parts), finish_reason=self._finish_reason(), usage=self.usage)
+
+    def _finish_reason(self) -> str | None:
+        if self.reason is None:
+            return None
+        if self.reason == "STOP" and any(p.function_call for p in self.parts):
+            return "tool_calls"
+        if self.reason in _SAFETY_REASONS:
+            return "safety"
+        return _FINISH_REASONS.get(self.reason, self.reason.lower())
+
+    def _part(self, wire: dict[str, Any]) -> Part | None:
+        if "text" in wire:
+            return Part(text=wire["text"], thought=bool(wire.get("thought")))
+        if "functionCall" in wire:
+            call = wire["functionCall"]
+            call_id = call.get("id") or _CLIENT_ID_PREFIX + new_id()
+            if wire.get("thoughtSignature"):
+                _keep_signature(call_id, wire["thoughtSignature"])
+            return Part(function_call=FunctionCall(call.get("name", ""), call.get("args") or {}, call_id))
+        if "inlineData" in wire:
+            blob = wire["inlineData"]
+            try:
+                data = base64.b64decode(blob.get("data", ""), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise _invalid(f"inline data is not base64 ({exc})") from exc
+            return Part(inline_data=Blob(blob.get("mimeType", "application/octet-stream"), data))
+        if "fileData" in wire:
+            ref = wire["fileData"]
+            return Part(file_data=FileData(ref.get("mimeType", ""), ref.get("fileUri", "")))
+        return None  # executableCode, codeExecutionResult, ...: nothing of ours to carry them
+
+
+def _keep_signature(call_id: str, signature: str) -> None:
+    with _signatures_lock:
+        if len(_signatures) >= _MAX_SIGNATURES:
+            del _signatures[next(iter(_signatures))]
+        _signatures[call_id] = signature
+
+
+def _usage(meta: dict[str, Any]) -> Usage:
+    prompt = meta.get("promptTokenCount", 0)
+    output = meta.get("candidatesTokenCount", 0) + meta.get("thoughtsTokenCount", 0)
+    return Usage(prompt, output, meta.get("totalTokenCount") or prompt + output)
+
+
+def _loads(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise _invalid(f"a streamed chunk is not JSON: {data[:200]!r}") from None
+
+
+def _invalid(what: str) -> AdkError:
+    message = f"Gemini sent a malformed answer: {what}."
+    return AdkError("model", "internal", "invalid_response", message, details={"provider": "gemini"})
+
+
+def _blocked(what: str, reason: str, message: str | None, ratings: Any) -> AdkError:
+    """A prompt or answer Gemini refused for its content: not retryable, rephrase instead."""
+    flagged = [
+        r.get("category", "?").removeprefix("HARM_CATEGORY_").lower()
+        for r in ratings or ()
+        if isinstance(r, dict) and (r.get("blocked") or r.get("probability") in ("MEDIUM", "HIGH"))
+    ]
+    text = f"Gemini blocked {what} (reason {reason}"
+    text += f": {', '.join(flagged)})" if flagged else ")"
+    text += f". {message}" if message else "."
+    text += " Rephrase the request; retrying the same one will be blocked again."
+    details = {"provider": "gemini", "block_reason": reason, "flagged": flagged}
+    return AdkError("model", "forbidden", "safety_blocked", text, details=details)

@@ -1,0 +1,440 @@
+"""OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp, DeepSeek,
+Groq, OpenRouter).
+
+Our types in, the wire format out, and back:
+
+- the system instruction becomes a ``system`` message; ``model`` turns become ``assistant``
+  messages with ``tool_calls``; each function response becomes one ``tool`` message (its JSON
+  as content). Images a tool returned follow in ONE ``user`` message naming the call, since a
+  ``tool`` message carries text only (adk-rust drops them; we do not).
+- streamed text deltas become partial `LlmResponse`s; tool-call deltas are assembled by
+  index (ids from the first delta); usage comes from the last chunk; then one complete response.
+- finish reasons are normalised: ``stop``, ``max_tokens`` (length), ``safety``
+  (content_filter), ``tool_calls``; anything else is passed through.
+
+Tool-call arguments that are not valid JSON: google-adk either crashes on the
+`json.loads` (older) or logs and silently drops the call (newer); pydantic-ai keeps the raw
+text and sends the validation error back to the model so it can try again. We do the latter,
+which keeps the run going: the call keeps its id and name and its arguments become
+``{INVALID_ARGUMENTS_KEY: "<what was wrong and the raw text>"}`` (`core.content.malformed_call`),
+and the dispatcher answers it with that explanation. When the answer was cut off by the
+token limit (finish reason ``length``) a retry cannot help, so that raises
+``AdkError(model, invalid_input, "truncated_tool_call")`` saying to raise max_output_tokens.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..core.content import Content, FunctionCall, Part, malformed_call
+from ..core.errors import AdkError, ErrorCategory
+from ..core.events import Usage
+from .base import Llm, LlmRequest, LlmResponse
+from .http import HttpTransport, RetryPolicy, _redact_url
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["OpenAIModel"]
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: The one key of a FunctionCall's args when the model's arguments were not valid JSON.
+
+_FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety", "tool_calls": "tool_calls", "function_call": "tool_calls"}
+_ERROR_CATEGORY = {400: "invalid_input", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout", 429: "rate_limited"}
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+# Providers that reject OpenAI-unknown sampling fields such as top_k.
+_NO_TOP_K = frozenset({"openai", "deepseek", "groq"})
+_loads = json.loads
+
+
+class OpenAIModel(Llm):
+    """A model behind the OpenAI Chat Completions API.
+
+    Args:
+        model: The model id, e.g. "gpt-4o-mini", "llama3.2" (Ollama), "deepseek-chat".
+        api_key: The key; defaults to OPENAI_API_KEY for the "openai" provider. Servers without
+            keys (Ollama, llama.cpp) work with none. Never shown in reprs, logs or errors.
+        base_url: The API root ending in "/v1"; defaults to OPENAI_BASE_URL, else OpenAI's.
+        http_client: An `httpx.AsyncClient` to send requests with (you own it).
+        provider_name: Shown in messages; "openai" also selects `max_completion_tokens`.
+        extra_headers: Sent with every request (e.g. OpenRouter's "HTTP-Referer").
+        retry: How 429/5xx/connection failures are retried.
+        timeout: Seconds for connect, read and write waits.
+
+    Example:
+        model = OpenAIModel("llama3.2", base_url="http://localhost:11434/v1", provider_name="ollama")
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        provider_name: str = "openai",
+        extra_headers: dict[str, str] | None = None,
+        retry: RetryPolicy = RetryPolicy(),
+        timeout: float | httpx.Timeout = 60.0,
+    ) -> None:
+        self.name = model
+        self.model = model
+        self.provider_name = provider_name
+        if provider_name == "openai":
+            api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+            base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        elif base_url is None:
+            raise AdkError.config(
+                f"OpenAIModel(provider_name={provider_name!r}) needs base_url= (the server's API root, e.g. "
+                "'http://localhost:11434/v1').",
+                code="missing_base_url",
+            )
+        self.base_url = base_url.rstrip("/")
+        # The real OpenAI API always wants a key; say so before the first request, not after a 401.
+        self._missing_key = api_key is None and self.base_url == OPENAI_BASE_URL
+        self._transport_options = {"extra_headers": extra_headers, "timeout": timeout, "retry": retry, "http_client": http_client}
+        self._transport = self._make_transport(api_key)
+
+    def _make_transport(self, api_key: str | None) -> HttpTransport:
+        options = self._transport_options
+        headers = dict(options["extra_headers"] or {})
+        if api_key:
+            headers["authorization"] = f"Bearer {api_key}"
+        return HttpTransport(
+            provider=self.provider_name,
+            base_url=self.base_url,
+            headers=headers,
+            timeout=options["timeout"],
+            retry=options["retry"],
+            http_client=options["http_client"],
+        )
+
+    def __repr__(self) -> str:
+        return f"<OpenAIModel {self.model!r} provider={self.provider_name!r} base_url={_redact_url(self.base_url)!r}>"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections this model opened."""
+        await self._transport.aclose()
+
+    def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        # A plain method returning the generator that does the work: one async step less per chunk.
+        if self._missing_key:
+            # The key may have been set (os.environ[...] in a later cell) since this model was made.
+            api_key = os.environ.get("OPENAI_API_KEY", "").strip()
+            if api_key:
+                self._transport = self._make_transport(api_key)
+                self._missing_key = False
+        if self._missing_key:
+            raise AdkError(
+                "config",
+                ErrorCategory.UNAUTHORIZED,
+                "missing_api_key",
+                "OpenAI needs an API key: set the OPENAI_API_KEY environment variable or pass "
+                "OpenAIModel(..., api_key=...). For a local OpenAI-compatible server, pass base_url= instead.",
+            )
+        body = self.build_body(request, stream)
+        return self._stream(body) if stream else self._complete(body)
+
+    async def _complete(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+        yield self._parse_completion(await self._transport.post_json("/chat/completions", body))
+
+    # -- request ------------------------------------------------------------------------------
+
+    def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
+        """The JSON body for `request` (what `%adk request` shows for this provider)."""
+        messages: list[dict[str, Any]] = []
+        if request.system_instruction:
+            messages.append({"role": "system", "content": request.system_instruction})
+        for content in request.contents:
+            messages.extend(_to_messages(content))
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": d.name,
+                        "description": d.description,
+                        "parameters": d.parameters or {"type": "object", "properties": {}},
+                    },
+                }
+                for d in request.tools
+            ]
+        config = request.config
+        if config.temperature is not None:
+            body["temperature"] = config.temperature
+        if config.top_p is not None:
+            body["top_p"] = config.top_p
+        if config.top_k is not None and self.provider_name not in _NO_TOP_K:
+            body["top_k"] = config.top_k
+        if config.max_output_tokens is not None:
+            body["max_completion_tokens" if self.provider_name == "openai" else "max_tokens"] = config.max_output_tokens
+        if config.stop_sequences:
+            body["stop"] = list(config.stop_sequences)
+        self._add_response_format(body, config.response_schema, config.response_mime_type)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _add_response_format(self, body: dict[str, Any], schema: dict[str, Any] | None, mime: str | None) -> None:
+        if schema is None and mime != "application/json":
+            return
+        hint = "Respond with JSON."
+        if schema is not None and self.provider_name != "deepseek":
+            name = "".join(c if c.isalnum() or c in "_-" else "_" for c in str(schema.get("title") or "response"))[:64]
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+        else:
+            # DeepSeek knows only json_object; the schema then travels in the instruction.
+            body["response_format"] = {"type": "json_object"}
+            if schema is not None:
+                hint = f"Respond with JSON matching this JSON schema: {json.dumps(schema)}"
+        # OpenAI and DeepSeek reject json_object unless the word "json" appears in the messages.
+        if (schema is not None and self.provider_name == "deepseek") or not _mentions_json(body["messages"]):
+            body["messages"].insert(0, {"role": "system", "content": hint})
+
+    # -- response -----------------------------------------------------------------------------
+
+    def _parse_completion(self, data: dict[str, Any]) -> LlmResponse:
+        if "error" in data:
+            raise self._stream_error(data["error"])
+        choices = data.get("choices") or []
+        if not choices:
+            raise AdkError.model(f"{self.provider_name} answered without choices.", code="no_choices", category="unavailable")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        finish = choice.get("finish_reason")
+        parts: list[Part] = []
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            parts.append(Part(text=reasoning, thought=True))
+        text = message.get("content")
+        if isinstance(text, list):  # some servers answer with content parts
+            text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+        if text:
+            parts.append(Part(text=text))
+        if message.get("refusal"):
+            parts.append(Part(text=message["refusal"]))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            parts.append(Part(function_call=self._function_call(call.get("id"), function.get("name") or "", function.get("arguments"), finish)))
+        return LlmResponse(Content("model", parts), finish_reason=_FINISH.get(finish, finish), usage=_usage(data.get("usage")))
+
+    async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+        """The per-chunk path: json.loads, a few dict lookups, one small response per text delta."""
+        texts: list[str] = []
+        thoughts: list[str] = []
+        calls: list[list[Any]] = []  # [id, name, [argument pieces]]
+        slot_of: dict[int, int] = {}  # the delta's index -> position in `calls`
+        finish: str | None = None
+        usage: dict[str, Any] | None = None
+        done = False
+        loads, response, content, part = _loads, LlmResponse, Content, Part  # locals: the loop runs per chunk
+        batches = self._transport.stream_sse_batches("/chat/completions", body)
+        try:
+            async for batch in batches:
+                for _, data in batch:
+                    if data == "[DONE]":
+                        done = True
+                        continue
+                    try:
+                        chunk = loads(data)
+                    except ValueError as exc:
+                        raise AdkError.model(
+                            f"{self.provider_name} sent a stream chunk that is not valid JSON ({exc}): {data[:200]!r}. "
+                            "Is base_url an OpenAI-compatible server?",
+                            code="malformed_stream",
+                        ) from None
+                    if type(chunk) is not dict:
+                        continue
+                    choices = chunk.get("choices")
+                    if choices:
+                        choice = choices[0]
+                        delta = choice.get("delta")
+                        if delta:
+                            text = delta.get("content")
+                            if text:
+                                texts.append(text)
+                                yield response(content("model", [part(text)]), True, False)
+                            if len(delta) > 1 or text is None:  # rarer fields: reasoning, refusal, tool calls
+                                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                                if reasoning and isinstance(reasoning, str):
+                                    thoughts.append(reasoning)
+                                    yield LlmResponse(Content("model", [Part(reasoning, thought=True)]), True, False)
+                                if delta.get("refusal"):
+                                    texts.append(delta["refusal"])
+                                tool_calls = delta.get("tool_calls")
+                                if tool_calls:
+                                    _add_tool_deltas(tool_calls, calls, slot_of)
+                        reason = choice.get("finish_reason")
+                        if reason:
+                            finish = reason
+                    elif "error" in chunk:
+                        raise self._stream_error(chunk["error"])
+                    if "usage" in chunk and chunk["usage"]:
+                        usage = chunk["usage"]
+        finally:
+            await batches.aclose()
+        if not done and finish is None:
+            raise AdkError.model(
+                f"The {self.provider_name} stream ended before the answer was complete (no finish reason, no [DONE]). "
+                "Run the request again.",
+                code="stream_interrupted",
+                category="unavailable",
+            )
+        parts: list[Part] = []
+        if thoughts:
+            parts.append(Part(text="".join(thoughts), thought=True))
+        if texts:
+            parts.append(Part(text="".join(texts)))
+        for call_id, name, pieces in calls:
+            parts.append(Part(function_call=self._function_call(call_id, name, "".join(pieces), finish)))
+        yield LlmResponse(Content("model", parts), finish_reason=_FINISH.get(finish, finish), usage=_usage(usage))
+
+    def _function_call(self, call_id: str | None, name: str, arguments: Any, finish: str | None) -> FunctionCall:
+        if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
+            return FunctionCall(name, arguments, call_id)
+        if not arguments or not arguments.strip():
+            return FunctionCall(name, {}, call_id)
+        try:
+            args = _loads(arguments)
+        except ValueError as exc:
+            if finish == "length":
+                raise AdkError.model(
+                    f"The answer was cut off by the token limit in the middle of the arguments of tool {name!r}. "
+                    "Raise max_output_tokens (GenerateContentConfig) or ask for a shorter answer.",
+                    code="truncated_tool_call",
+                    category="invalid_input",
+                ) from None
+            problem = f"not valid JSON ({exc})"
+        else:
+            if isinstance(args, dict):
+                return FunctionCall(name, args, call_id)
+            problem = f"a JSON {type(args).__name__}, not an object"
+        return malformed_call(name, arguments, problem, call_id)
+
+    def _stream_error(self, error: Any) -> AdkError:
+        """An error the server reported inside a 200 answer (OpenRouter does this mid-stream)."""
+        if not isinstance(error, dict):
+            error = {"message": str(error)}
+        code = error.get("code")
+        category = _ERROR_CATEGORY.get(code, "unavailable") if isinstance(code, int) else "unavailable"
+        message = str(error.get("message") or error)[:500]
+        return AdkError("model", category, "provider_error", f"{self.provider_name} reported an error: {message}",
+                        details={"provider": self.provider_name})
+
+
+def _add_tool_deltas(deltas: list[dict[str, Any]], calls: list[list[Any]], slot_of: dict[int, int]) -> None:
+    for delta in deltas:
+        index = delta.get("index", 0)
+        call_id = delta.get("id")
+        slot = slot_of.get(index)
+        # A new id at a known index opens a new call (Ollama numbers parallel calls all 0).
+        if slot is None or (call_id and calls[slot][0] and call_id != calls[slot][0]):
+            slot = len(calls)
+            slot_of[index] = slot
+            calls.append([call_id, "", []])
+        entry = calls[slot]
+        if call_id and not entry[0]:
+            entry[0] = call_id
+        function = delta.get("function")
+        if function:
+            name = function.get("name")
+            if name:
+                entry[1] = name if not entry[1] or entry[1] == name else entry[1] + name
+            arguments = function.get("arguments")
+            if arguments:
+                entry[2].append(arguments if isinstance(arguments, str) else json.dumps(arguments))
+
+
+def _usage(data: dict[str, Any] | None) -> Usage | None:
+    if not data:
+        return None
+    prompt = data.get("prompt_tokens") or 0
+    completion = data.get("completion_tokens") or 0
+    return Usage(prompt, completion, data.get("total_tokens") or prompt + completion)
+
+
+def _mentions_json(messages: list[dict[str, Any]]) -> bool:
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            if "json" in content.lower():
+                return True
+        elif isinstance(content, list):
+            if any("json" in str(p.get("text", "")).lower() for p in content):
+                return True
+    return False
+
+
+def _to_messages(content: Content) -> list[dict[str, Any]]:
+    """One of our turns as Chat Completions messages."""
+    if content.role == "model":
+        return [_assistant_message(content)] if content.parts else []
+    messages: list[dict[str, Any]] = []
+    user_parts: list[dict[str, Any]] = []
+    media: list[dict[str, Any]] = []
+    for part in content.parts:
+        response = part.function_response
+        if response is not None:
+            messages.append({"role": "tool", "tool_call_id": response.id or f"call_{response.name}", "content": json.dumps(response.response)})
+            images = [_media_part(p) for p in response.parts if p.is_media()]
+            if images:
+                media.append({"type": "text", "text": f"Images returned by tool {response.name} (call {response.id}):"})
+                media.extend(images)
+        elif part.text is not None:
+            if not part.thought:
+                user_parts.append({"type": "text", "text": part.text})
+        elif part.is_media():
+            user_parts.append(_media_part(part))
+    # Tool messages must directly follow the assistant's tool calls; what the tools returned as
+    # images (and any user text of the same turn) comes after them in one user message.
+    user_parts = media + user_parts
+    if user_parts:
+        if all(p["type"] == "text" for p in user_parts) and len(user_parts) == 1:
+            messages.append({"role": "user", "content": user_parts[0]["text"]})
+        else:
+            messages.append({"role": "user", "content": user_parts})
+    return messages
+
+
+def _assistant_message(content: Content) -> dict[str, Any]:
+    text = "".join(p.text for p in content.parts if p.text is not None and not p.thought)
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    calls = [p.function_call for p in content.parts if p.function_call is not None]
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.id or f"call_{c.name}", "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
+            for c in calls
+        ]
+    return message
+
+
+def _media_part(part: Part) -> dict[str, Any]:
+    mime = part.mime_type or "application/octet-stream"
+    if part.inline_data is not None:
+        data = part.inline_data.data
+        if mime.startswith("image/"):
+            return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"}}
+        if mime in _AUDIO_FORMATS:
+            return {"type": "input_audio", "input_audio": {"data": base64.b64encode(data).decode("ascii"), "format": _AUDIO_FORMATS[mime]}}
+        if mime == "application/pdf":
+            encoded = base64.b64encode(data).decode("ascii")
+            return {"type": "file", "file": {"filename": "document.pdf", "file_data": f"data:{mime};base64,{encoded}"}}
+        if mime.startswith("text/") or mime == "application/json":
+            return {"type": "text", "text": data.decode("utf-8", "replace")}
+        raise AdkError.model(
+            f"Chat Completions cannot carry inline {mime} data; send images, wav/mp3 audio, PDF or text.",
+            code="unsupported_media",
+            category="unsupported",
+        )
+    uri = part.file_uri or ""
+    if mime.startswith("image/"):
+        return {"type": "image_url", "image_url": {"url": uri}}
+    # Chat Completions cannot fetch other files by URI: tell the model where the file is.
+    return {"type": "text", "text": f"[{mime} file: {uri}]"}

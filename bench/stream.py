@@ -1,0 +1,192 @@
+"""Streaming overhead: an OpenAI-style SSE stream read raw with httpx, and through the agent stack.
+
+A loopback server (a raw socket, the whole response pre-encoded, one `sendall`) streams
+5,000 Chat Completions text chunks. Side by side in one run, each round times:
+
+  raw    httpx `aiter_lines` + `json.loads` of every `data:` line (the floor),
+  model  OpenAIModel.generate_content(stream=True) alone (where the provider's share ends), and
+  agent  OpenAIModel + LlmAgent + Runner with streaming on, every partial event consumed.
+
+It prints the medians and agent/raw (target under 1.3). Usage:
+
+    python bench/stream.py [--chunks 5000] [--rounds 15] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx  # noqa: E402
+
+from adk_notebook import Content, InMemorySessionService, LlmAgent, LlmRequest, Runner  # noqa: E402
+from adk_notebook.models.openai import OpenAIModel  # noqa: E402
+
+TARGET = 1.3
+
+
+def sse_body(n: int) -> bytes:
+    head = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":'
+    lines = [f'data: {head}[{{"index":0,"delta":{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}\n\n']
+    for i in range(n):
+        lines.append(f'data: {head}[{{"index":0,"delta":{{"content":"tok{i % 10} "}},"logprobs":null,"finish_reason":null}}]}}\n\n')
+    lines.append(f'data: {head}[{{"index":0,"delta":{{}},"logprobs":null,"finish_reason":"stop"}}]}}\n\n')
+    usage = {"prompt_tokens": 12, "completion_tokens": n, "total_tokens": n + 12}
+    lines.append(f"data: {head}[],\"usage\":{json.dumps(usage)}}}\n\n")
+    lines.append("data: [DONE]\n\n")
+    return "".join(lines).encode()
+
+
+class RawServer:
+    """Answers every POST with the same pre-encoded response; keep-alive; one thread per connection."""
+
+    def __init__(self, body: bytes) -> None:
+        self.response = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buffer = b""
+        with conn:
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                while len(buffer) < length:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                buffer = buffer[length:]
+                conn.sendall(self.response)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+async def raw_round(client: httpx.AsyncClient, url: str, n: int) -> float:
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+    started = time.perf_counter()
+    texts = []
+    async with client.stream("POST", url + "/v1/chat/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                chunk = json.loads(line[6:])
+                choices = chunk["choices"]
+                if choices and choices[0]["delta"].get("content"):
+                    texts.append(choices[0]["delta"]["content"])
+    elapsed = time.perf_counter() - started
+    assert len(texts) == n, len(texts)
+    return elapsed
+
+
+async def model_round(model: OpenAIModel, n: int) -> float:
+    request = LlmRequest(model="gpt-4o-mini", contents=[Content.user("Hi")])
+    started = time.perf_counter()
+    partials = 0
+    async for response in model.generate_content(request, stream=True):
+        partials += response.partial
+    elapsed = time.perf_counter() - started
+    assert partials == n, partials
+    return elapsed
+
+
+async def agent_round(runner: Runner, sessions: InMemorySessionService, n: int) -> float:
+    session = await sessions.create(app_name="bench", user_id="u")
+    started = time.perf_counter()
+    partials = 0
+    final = None
+    async for event in runner.run(user_id="u", session_id=session.id, content=Content.user("Hi")):
+        if event.partial:
+            partials += 1
+        elif event.author == "bench":
+            final = event
+    elapsed = time.perf_counter() - started
+    assert partials == n and final is not None and final.usage.output_tokens == n, (partials, final)
+    return elapsed
+
+
+async def main(n: int, rounds: int, profile: bool) -> None:
+    server = RawServer(sse_body(n))
+    model = OpenAIModel("gpt-4o-mini", base_url=server.url + "/v1", provider_name="bench-openai")
+    agent = LlmAgent(name="bench", model=model)
+    sessions = InMemorySessionService()
+    runner = Runner(app_name="bench", agent=agent, session_service=sessions)
+    async with httpx.AsyncClient() as client:
+        for _ in range(2):  # warm up: connections, imports, caches
+            await raw_round(client, server.url, n)
+            await agent_round(runner, sessions, n)
+        if profile:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(3):
+                await agent_round(runner, sessions, n)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+            return
+        raw: list[float] = []
+        alone: list[float] = []
+        full: list[float] = []
+        steps = [
+            lambda: raw_round(client, server.url, n),
+            lambda: model_round(model, n),
+            lambda: agent_round(runner, sessions, n),
+        ]
+        for i in range(rounds):
+            # Rotate the order so no side always runs first (these machines are noisy).
+            for j in range(3):
+                k = (i + j) % 3
+                (raw, alone, full)[k].append(await steps[k]())
+    await model.aclose()
+    server.close()
+    raw_ms, model_ms, full_ms = (statistics.median(x) * 1000 for x in (raw, alone, full))
+    ratio = full_ms / raw_ms
+    print(f"chunks per stream, rounds      {n}, {rounds}")
+    print(f"raw httpx + json.loads         {raw_ms:7.1f} ms  ({raw_ms * 1000 / n:5.2f} µs/chunk)")
+    print(f"OpenAIModel alone              {model_ms:7.1f} ms  ({model_ms * 1000 / n:5.2f} µs/chunk)  x{model_ms / raw_ms:.2f}")
+    print(f"OpenAIModel+LlmAgent+Runner    {full_ms:7.1f} ms  ({full_ms * 1000 / n:5.2f} µs/chunk)  x{ratio:.2f}")
+    print(f"overhead per chunk             provider {(model_ms - raw_ms) * 1000 / n:+.2f} µs, "
+          f"agent+runner {(full_ms - model_ms) * 1000 / n:+.2f} µs")
+    print(f"ratio agent/raw                {ratio:.2f}  (target < {TARGET}) {'OK' if ratio < TARGET else 'OVER'}")
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--profile", action="store_true", help="cProfile the agent side instead of timing")
+    args = parser.parse_args()
+    asyncio.run(main(args.chunks, args.rounds, args.profile))
