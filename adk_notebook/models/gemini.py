@@ -11,11 +11,10 @@ Our roles map to Gemini's: `user` → user, `model` → model, `tool` → user w
 `gemini_schema`, the subset of JSON schema Gemini accepts. A blocked prompt or answer is an
 `AdkError` (forbidden, ``safety_blocked``) that names the reason.
 
-Gemini 3 signs its function calls (`thoughtSignature`) and rejects a history that drops the
-signature. Our `Part` has no field for it yet, so the signatures of the calls Gemini returned
-are kept in this process (by call id, shared by all GeminiModels, so a re-run agent cell still
-finds them) and put back when that history is sent again; a call without one (history from
-another model, or a restarted kernel) gets the documented placeholder that skips the check.
+Gemini 3 signs parts of its answers (`thoughtSignature`) and rejects a history that drops the
+signature of a function call. The signature travels on our `Part.thought_signature` (so it is
+stored with the session) and is sent back with the part; a model turn whose calls carry none
+(history from another model) gets the documented placeholder that skips the check.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import binascii
 import json
 import os
 import re
-import threading
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -50,9 +48,6 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _CLIENT_ID_PREFIX = "adk-"
 # https://ai.google.dev/gemini-api/docs/thought-signatures (FAQ): a call Gemini did not sign.
 _SKIP_SIGNATURE = "skip_thought_signature_validator"
-_MAX_SIGNATURES = 4096
-_signatures: dict[str, str] = {}  # function call id -> thoughtSignature, oldest first
-_signatures_lock = threading.Lock()
 # Models before Gemini 3 neither require signatures nor need the placeholder.
 _UNSIGNED_MODELS = re.compile(r"^(models/)?gemini-[12](\.|-)")
 _SAFETY_REASONS = frozenset(
@@ -149,11 +144,9 @@ class GeminiModel(Llm):
                 wire = _part(part)
                 if wire is None:
                     continue
-                call = part.function_call
-                signature = _signatures.get(call.id) if call is not None and call.id else None
-                if signature is not None:
-                    wire["thoughtSignature"] = signature
-                    signed = True
+                if part.thought_signature is not None:
+                    wire["thoughtSignature"] = part.thought_signature
+                    signed = signed or part.function_call is not None
                 parts.append(wire)
             if not parts:
                 continue
@@ -328,13 +321,13 @@ class _Turn:
 
     def _part(self, wire: dict[str, Any]) -> Part | None:
         if "text" in wire:
-            return Part(text=wire["text"], thought=bool(wire.get("thought")))
+            return Part(text=wire["text"], thought=bool(wire.get("thought")),
+                        thought_signature=wire.get("thoughtSignature"))
         if "functionCall" in wire:
             call = wire["functionCall"]
             call_id = call.get("id") or _CLIENT_ID_PREFIX + new_id()
-            if wire.get("thoughtSignature"):
-                _keep_signature(call_id, wire["thoughtSignature"])
-            return Part(function_call=FunctionCall(call.get("name", ""), call.get("args") or {}, call_id))
+            return Part(function_call=FunctionCall(call.get("name", ""), call.get("args") or {}, call_id),
+                        thought_signature=wire.get("thoughtSignature"))
         if "inlineData" in wire:
             blob = wire["inlineData"]
             try:
@@ -346,13 +339,6 @@ class _Turn:
             ref = wire["fileData"]
             return Part(file_data=FileData(ref.get("mimeType", ""), ref.get("fileUri", "")))
         return None  # executableCode, codeExecutionResult, ...: nothing of ours to carry them
-
-
-def _keep_signature(call_id: str, signature: str) -> None:
-    with _signatures_lock:
-        if len(_signatures) >= _MAX_SIGNATURES:
-            del _signatures[next(iter(_signatures))]
-        _signatures[call_id] = signature
 
 
 def _usage(meta: dict[str, Any]) -> Usage:
