@@ -1082,3 +1082,20 @@ def test_other_schemes_and_hosts_are_refused(tmp_path: Path) -> None:
         with pytest.raises(AdkError) as excinfo:
             resolve_file_uri(uri, allowed_root=tmp_path)
         assert excinfo.value.category == "invalid_input"
+
+
+async def test_a_json_schema_given_to_with_parameters_schema_is_enforced() -> None:
+    received: list[dict] = []
+    schema = {"type": "object", "properties": {"city": {"type": "string", "minLength": 2},
+                                               "days": {"type": "integer", "maximum": 7}},
+              "required": ["city"], "additionalProperties": False}
+    forecast = FunctionTool("forecast", "Forecast.", lambda ctx, args: received.append(args) or {"ok": True})
+    forecast.with_parameters_schema(schema)
+    model = ScriptedModel([[FunctionCall("forecast", {"city": "X", "days": 9, "extra": 1}),
+                            FunctionCall("forecast", {"city": "Oslo", "days": 3})], "ok"])
+    result = await LlmAgent(name="f", model=model, tools=[forecast]).run_async("?")
+    bad, good = result.events[2].function_responses()
+    assert bad.response["code"] == "invalid_arguments"
+    for problem in ("city: needs at least 2 characters", "days: must be <= 7", "extra: not allowed"):
+        assert problem in bad.response["error"]
+    assert good.response == {"ok": True} and received == [{"city": "Oslo", "days": 3}]

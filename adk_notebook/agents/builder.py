@@ -14,15 +14,16 @@ check happens in one place. `tool`, `toolset` and the callbacks add; the rest se
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..models.base import GenerateContentConfig, Llm
 from ..tools.base import Tool, Toolset
 from .callbacks import Callback
 from .dispatch import RetryBudget, ToolExecutionStrategy
 from .llm_agent import InstructionProvider, LlmAgent
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["LlmAgentBuilder"]
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.content import Content, Part
 from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
@@ -29,7 +27,11 @@ from .base import Agent
 from .callbacks import Callback, CallbackChain
 from .dispatch import RetryBudget, ToolDispatcher, ToolExecutionStrategy
 from .instruction import render_instruction
-from .output_schema import OutputSchema
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .output_schema import OutputSchema
 
 __all__ = ["InstructionProvider", "LlmAgent"]
 
@@ -103,7 +105,7 @@ class LlmAgent(Agent):
         self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t) for t in tools]
         self.toolsets = list(toolsets)
         self.output_schema = output_schema
-        self._output = OutputSchema(output_schema) if output_schema is not None else None
+        self._output = _output_schema(output_schema)
         self.output_max_retries = output_max_retries
         self.output_key = output_key
         self.max_iterations = max_iterations
@@ -294,6 +296,14 @@ def _check_config(
         problems.append(f"circuit_breaker_threshold must be at least 1, got {breaker}")
     if problems:
         raise AdkError.config("LlmAgent: " + "; ".join(problems) + ".", code="invalid_agent_config")
+
+
+def _output_schema(schema: type[BaseModel] | dict[str, Any] | None) -> OutputSchema | None:
+    if schema is None:
+        return None
+    from .output_schema import OutputSchema  # pydantic is imported only for agents that need it
+
+    return OutputSchema(schema)
 
 
 def _strategy(value: ToolExecutionStrategy | str) -> ToolExecutionStrategy:

@@ -12,13 +12,15 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, overload
 
-from pydantic import BaseModel, ValidationError
-
 from .base import Tool, check_tool_name
-from .schema import FunctionSchema, ToolArgumentsError, function_schema, model_json_schema
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..core.context import ToolContext
+
+# `tools.schema` (and with it pydantic) is imported when a schema is first built, not by
+# `import adk_notebook`: that keeps the package's import time low.
 
 __all__ = ["FunctionTool", "tool"]
 
@@ -40,15 +42,16 @@ class FunctionTool(Tool):
         self._call: Callable[[ToolContext, dict[str, Any]], Any] = handler
         self._parameters: dict[str, Any] | None = None
         self._response: dict[str, Any] | None = None
-        self._args_model: type[BaseModel] | None = None
-        self._signature: FunctionSchema | None = None
+        self._validate: Callable[[dict[str, Any]], dict[str, Any]] = _accept
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> FunctionTool:
         """Build a tool from a plain function: schema from its type hints and docstring."""
+        from .schema import function_schema
+
         schema = function_schema(fn, name=name, description=description)
         self = cls(schema.name, schema.description, fn)
-        self._signature = schema
+        self._validate = schema.validate
         self._parameters = schema.parameters
         context_param = schema.context_param
         if context_param is None:
@@ -60,12 +63,16 @@ class FunctionTool(Tool):
 
     # -- builders (each returns the tool, as in the seed) --------------------------------------
     def with_parameters_schema(self, schema: type[BaseModel] | dict[str, Any]) -> Self:
-        """Declare (and, for a pydantic model, enforce) the arguments the handler receives."""
+        """Declare and enforce the arguments the handler receives (a pydantic model or a JSON schema)."""
+        from .schema import args_validator, model_json_schema
+
         self._parameters = model_json_schema(schema)
-        self._args_model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
+        self._validate = args_validator(schema, self._parameters)
         return self
 
     def with_response_schema(self, schema: type[BaseModel] | dict[str, Any]) -> Self:
+        from .schema import model_json_schema
+
         self._response = model_json_schema(schema)
         return self
 
@@ -95,14 +102,7 @@ class FunctionTool(Tool):
         return self._response
 
     def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
-        if self._signature is not None:
-            return self._signature.validate(args)
-        if self._args_model is not None:
-            try:
-                return self._args_model.model_validate(args).model_dump()
-            except ValidationError as exc:
-                raise ToolArgumentsError.from_validation_error(exc) from None
-        return args
+        return self._validate(args)
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
         if self._blocking:
@@ -117,6 +117,11 @@ class FunctionTool(Tool):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function, so a notebook user can try the tool directly."""
         return self._handler(*args, **kwargs)
+
+
+def _accept(args: dict[str, Any]) -> dict[str, Any]:
+    """No schema declared: the handler takes the arguments as they come."""
+    return args
 
 
 def _is_async_callable(fn: Callable[..., Any]) -> bool:

@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from pydantic import BaseModel
 
 from ..core.content import Blob, FileData, FunctionResponse, Part
 from ..core.errors import AdkError
@@ -160,7 +159,8 @@ def _convert(result: Any) -> FunctionResponseData:
 
 def _plain(result: Any) -> dict[str, Any]:
     """A dict as is, a pydantic model or dataclass dumped, anything else as {"result": v}."""
-    if isinstance(result, BaseModel):
+    pydantic = sys.modules.get("pydantic")  # no model can exist before pydantic is imported
+    if pydantic is not None and isinstance(result, pydantic.BaseModel):
         return result.model_dump(mode="json")
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
         return dataclasses.asdict(result)

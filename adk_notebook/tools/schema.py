@@ -24,12 +24,14 @@ from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
 from ..core.errors import AdkError
+from ..core.json_schema import schema_problems
 from .base import check_tool_name
 from .docstrings import parse_docstring
 
 __all__ = [
     "FunctionSchema",
     "ToolArgumentsError",
+    "args_validator",
     "function_schema",
     "gemini_schema",
     "inline_refs",
@@ -145,6 +147,34 @@ def function_schema(
         _fields=pairs,
         _model_param=model_param,
     )
+
+
+def args_validator(
+    schema: type[BaseModel] | dict[str, Any], json_schema: dict[str, Any]
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The check `FunctionTool.with_parameters_schema` runs before its handler.
+
+    A pydantic model validates (and fills defaults); a JSON-schema dict is checked with
+    `core.json_schema`. Either way a rejected call raises `ToolArgumentsError` for the model.
+    """
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        model = schema
+
+        def validate_model(args: dict[str, Any]) -> dict[str, Any]:
+            try:
+                return model.model_validate(args).model_dump()
+            except ValidationError as exc:
+                raise ToolArgumentsError.from_validation_error(exc) from None
+
+        return validate_model
+
+    def validate_dict(args: dict[str, Any]) -> dict[str, Any]:
+        problems = schema_problems(args, json_schema, "")
+        if problems:
+            raise ToolArgumentsError([p.lstrip(".") for p in problems])
+        return args
+
+    return validate_dict
 
 
 def model_json_schema(model: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
