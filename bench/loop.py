@@ -1,0 +1,208 @@
+"""Agent-loop overhead: adk_notebook against google-adk and pydantic-ai, offline.
+
+One invocation: a fresh in-memory session, the user asks "Weather in Tokyo?", a scripted model
+calls get_weather(city="Tokyo"), the tool runs, the model answers "It is sunny in Tokyo.".
+Each peer runs in its own throwaway venv under bench/.venvs/ (created on first use); ours runs
+in this interpreter. Usage:
+
+    python bench/loop.py [--n 2000] [--skip-peers]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from peers.timing import ROUNDS, per_invocation
+
+BENCH = Path(__file__).resolve().parent
+LOOP_TARGET = 5.0  # the faster peer's time / ours
+IMPORT_TARGET_MS = 150.0
+ANSWER = "It is sunny in Tokyo."
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    name: str
+    requirement: str  # what `pip install` gets
+    probe: str  # a module whose import proves the venv works
+    script: str  # under bench/peers/
+
+
+PEERS = [
+    Peer("google-adk", "google-adk", "google.adk.runners", "google_adk_loop.py"),
+    # The slim distribution already has Agent and FunctionModel, without any provider SDK.
+    Peer("pydantic-ai", "pydantic-ai-slim", "pydantic_ai.models.function", "pydantic_ai_loop.py"),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    framework: str
+    version: str
+    per_invocation_s: float
+    n: int
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(c) for c in command], capture_output=True, text=True, env=env)
+
+
+def _tail(process: subprocess.CompletedProcess[str]) -> str:
+    return "\n".join((process.stderr or process.stdout).strip().splitlines()[-5:])
+
+
+def peer_python(peer: Peer) -> Path | None:
+    """The interpreter of the peer's venv, created and installed if missing or broken; None if that fails."""
+    venv = BENCH / ".venvs" / peer.name
+    python = venv / "bin" / "python"
+    if python.exists() and _run(python, "-c", f"import {peer.probe}").returncode == 0:
+        return python
+    log(f"[{peer.name}] creating {venv.relative_to(BENCH.parent)} and installing {peer.requirement} (a few minutes)...")
+    for command in (
+        (sys.executable, "-m", "venv", "--clear", venv),
+        (python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", peer.requirement),
+        (python, "-c", f"import {peer.probe}"),
+    ):
+        process = _run(*command)
+        if process.returncode != 0:
+            log(f"[{peer.name}] skipped: `{' '.join(map(str, command))}` failed:\n{_tail(process)}")
+            return None
+    return python
+
+
+def run_peer(peer: Peer, n: int) -> Result | None:
+    """Run the peer's workload in its venv; None (with the reason on stderr) if it cannot run."""
+    python = peer_python(peer)
+    if python is None:
+        return None
+    log(f"[{peer.name}] timing {ROUNDS} rounds of {n} invocations...")
+    process = _run(python, BENCH / "peers" / peer.script, str(n))
+    if process.returncode != 0:
+        log(f"[{peer.name}] skipped: the workload failed:\n{_tail(process)}")
+        return None
+    return Result(**json.loads(process.stdout.strip().splitlines()[-1]))
+
+
+def ours(n: int) -> Result:
+    """Time adk_notebook's loop in this interpreter, through its public API."""
+    import adk_notebook
+    from adk_notebook import (
+        Content,
+        FunctionCall,
+        FunctionModel,
+        InMemorySessionService,
+        LlmAgent,
+        LlmRequest,
+        Runner,
+        tool,
+    )
+
+    tool_calls = 0
+
+    @tool
+    def get_weather(city: str) -> dict:
+        """Get the current weather for a city."""
+        nonlocal tool_calls
+        tool_calls += 1
+        return {"city": city, "condition": "sunny"}
+
+    def respond(request: LlmRequest) -> str | FunctionCall:
+        last = request.contents[-1]
+        if last.parts and last.parts[0].function_response is not None:
+            return ANSWER
+        return FunctionCall("get_weather", {"city": "Tokyo"})
+
+    agent = LlmAgent(
+        name="weather", model=FunctionModel(respond), instruction="You help with weather.", tools=[get_weather]
+    )
+    sessions = InMemorySessionService()
+    runner = Runner(app_name="bench", agent=agent, session_service=sessions)
+
+    async def invoke() -> None:
+        session = await sessions.create(app_name="bench", user_id="u1")
+        final = ""
+        async for event in runner.run(user_id="u1", session_id=session.id, content=Content.user("Weather in Tokyo?")):
+            if event.is_final_response():
+                final = event.text
+        assert final == ANSWER, final
+
+    async def measure() -> float:
+        await invoke()
+        assert tool_calls == 1, tool_calls
+        return await per_invocation(invoke, n)
+
+    log(f"[adk_notebook] timing {ROUNDS} rounds of {n} invocations...")
+    return Result("adk_notebook", adk_notebook.__version__, asyncio.run(measure()), n)
+
+
+def import_ms() -> float:
+    """Median over ROUNDS fresh interpreters of `import adk_notebook`'s cumulative time (-X importtime).
+
+    Bytecode is cached first, in a temporary PYTHONPYCACHEPREFIX, as an installed package has it:
+    with PYTHONDONTWRITEBYTECODE set (as on this machine) we would time compiling the sources.
+    """
+    samples = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for _ in range(1 + ROUNDS):  # the first run writes the bytecode
+            stderr = _run(sys.executable, "-X", "importtime", "-c", "import adk_notebook", env=env).stderr
+            match = re.search(r"^import time:\s+\d+ \|\s+(\d+) \| adk_notebook$", stderr, re.MULTILINE)
+            if match is None:
+                raise RuntimeError(f"`import adk_notebook` failed:\n{stderr[-2000:]}")
+            samples.append(int(match.group(1)) / 1000)
+    return statistics.median(samples[1:])
+
+
+def print_table(results: list[Result]) -> None:
+    base = results[0]
+    print(f"\n{'framework':<14}{'version':<10}{'µs/invocation':>15}{'s/invocation':>15}{'× ours':>9}")
+    for r in results:
+        ratio = f"{r.per_invocation_s / base.per_invocation_s:.1f}" if base.framework == "adk_notebook" else "-"
+        print(f"{r.framework:<14}{r.version:<10}{r.per_invocation_s * 1e6:>15.1f}{r.per_invocation_s:>15.6f}{ratio:>9}")
+    if base.framework == "adk_notebook" and len(results) > 1:
+        speedup = min(r.per_invocation_s for r in results[1:]) / base.per_invocation_s
+        verdict = "met" if speedup >= LOOP_TARGET else "MISSED"
+        print(f"faster peer / ours: {speedup:.1f}x (target >= {LOOP_TARGET:.0f}x: {verdict})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000, help="invocations per timed round")
+    parser.add_argument("--skip-peers", action="store_true", help="time adk_notebook only")
+    args = parser.parse_args()
+
+    results: list[Result] = []
+    try:
+        results.append(ours(args.n))
+    except Exception as exc:  # a broken workload of ours must not hide the peers' figures
+        log(f"[adk_notebook] skipped: {type(exc).__name__}: {exc}")
+    if not args.skip_peers:
+        results += [r for r in (run_peer(p, args.n) for p in PEERS) if r is not None]
+    if results:
+        print_table(results)
+    try:
+        ms = import_ms()
+    except RuntimeError as exc:
+        log(str(exc))
+    else:
+        verdict = "met" if ms < IMPORT_TARGET_MS else "MISSED"
+        print(f"import adk_notebook: {ms:.0f} ms (target < {IMPORT_TARGET_MS:.0f} ms: {verdict})")
+
+
+if __name__ == "__main__":
+    main()
