@@ -18,7 +18,7 @@ from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
 from .core.errors import AdkError
 from .core.events import Event, Usage
-from .sessions.base import BaseSessionService, session_not_found
+from .sessions.base import BaseSessionService, Session, session_not_found
 from .sessions.in_memory import InMemorySessionService
 
 __all__ = ["RunConfig", "RunResult", "Runner"]
@@ -103,14 +103,6 @@ class Runner:
             if not config.auto_create_session:
                 raise session_not_found(self.app_name, user_id, session_id)
             session = await service.create(app_name=self.app_name, user_id=user_id, session_id=session_id, state=state)
-        key = (user_id, session.id)
-        if key in self._active:
-            raise AdkError.session(
-                f"Session {session.id!r} already has a run in progress; wait for it to finish (or cancel it with "
-                "runner.cancel(...)) before sending the next message.",
-                code="session_busy",
-                category="unavailable",
-            )
         ctx = InvocationContext(
             agent=self.agent,
             session=session,
@@ -121,9 +113,12 @@ class Runner:
             artifact_service=self.artifact_service,
             memory_service=self.memory_service,
         )
-        task = asyncio.current_task()
-        self._active[key] = (asyncio.get_running_loop(), task)
+        await service.begin_run(session, ctx.invocation_id)  # refuses a second run on this session
+        key = (user_id, session.id)
+        claim = self._active[key] = (asyncio.get_running_loop(), asyncio.current_task())
         try:
+            # A run that died (kill -9, a crashed kernel) may have left calls without an answer.
+            await _answer_dangling_calls(ctx, session, _INTERRUPTED)
             user_event = Event("user", content, ctx.invocation_id)
             await service.append_event(session, user_event)
             yield user_event
@@ -132,10 +127,16 @@ class Runner:
                     await service.append_event(session, event)
                 yield event
         except (asyncio.CancelledError, GeneratorExit):
-            await _answer_pending_calls(ctx)
+            # Read the session again: when this stream was abandoned and is only closed now,
+            # a later run may have answered these calls already.
+            fresh = await service.get(app_name=self.app_name, user_id=user_id, session_id=session.id)
+            if fresh is not None:
+                await _answer_dangling_calls(ctx, fresh, _CANCELLED)
             raise
         finally:
-            self._active.pop(key, None)
+            if self._active.get(key) is claim:
+                del self._active[key]
+            await service.end_run(session, ctx.invocation_id)
             ctx.clear_temp_state()
 
     def cancel(self, *, user_id: str, session_id: str) -> bool:
@@ -181,18 +182,20 @@ class Runner:
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
 
 
-async def _answer_pending_calls(ctx: InvocationContext) -> None:
-    """After a cancel, answer every stored function call that has no response yet.
+_CANCELLED = {"error": "The run was cancelled before this tool call finished.", "code": "cancelled"}
+_INTERRUPTED = {"error": "An earlier run ended before this tool call finished; its result is unknown.",
+                "code": "interrupted"}
 
-    Providers reject a history with an unanswered call, so the next run on this session
-    would fail; an explicit "cancelled" answer also tells the model what happened.
+
+async def _answer_dangling_calls(ctx: InvocationContext, session: Session, response: dict[str, Any]) -> None:
+    """Answer every stored function call of `session` that has no response yet.
+
+    Providers reject a history with an unanswered call, so the next run would fail; an explicit
+    answer also tells the model what happened.
     """
-    answered = {r.id for e in ctx.session.events for r in e.function_responses()}
-    pending = [c for e in ctx.session.events if e.invocation_id == ctx.invocation_id
-               for c in e.function_calls() if c.id not in answered]
+    answered = {r.id for e in session.events for r in e.function_responses()}
+    pending = [c for e in session.events for c in e.function_calls() if c.id not in answered]
     if not pending:
         return
-    response = {"error": "The run was cancelled before this tool call finished.", "code": "cancelled"}
-    event = Event(ctx.agent.name, Content("tool", [Part(function_response=FunctionResponse(c.name, dict(response), c.id))
-                                                   for c in pending]), ctx.invocation_id)
-    await ctx.session_service.append_event(ctx.session, event)
+    parts = [Part(function_response=FunctionResponse(c.name, dict(response), c.id)) for c in pending]
+    await ctx.session_service.append_event(session, Event(ctx.agent.name, Content("tool", parts), ctx.invocation_id))

@@ -294,9 +294,23 @@ async def test_schema_settings_context_manager_repr_and_close(tmp_path):
     assert info.value.code == "session_service_closed" and "SqliteSessionService(" in info.value.message
     with raw_db(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (1,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert tables == {"sessions", "events", "app_states", "user_states"}
+        assert tables == {"sessions", "events", "app_states", "user_states", "session_runs"}
+
+
+def test_a_version_1_file_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "old.db"
+    with SqliteSessionService(path) as service:
+        asyncio.run(service.create(app_name=APP, user_id="u1", session_id="kept"))
+    with raw_db(path) as raw:  # what a file written before session_runs existed looks like
+        raw.execute("DROP TABLE session_runs")
+        raw.execute("PRAGMA user_version = 1")
+        raw.commit()
+    with SqliteSessionService(path) as service:
+        assert asyncio.run(service.get(app_name=APP, user_id="u1", session_id="kept")) is not None
+    with raw_db(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 def test_threads_append_to_different_sessions_at_once(tmp_path):

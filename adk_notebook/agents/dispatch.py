@@ -135,8 +135,8 @@ class ToolDispatcher:
             return _refused(call, refusal or {})
         try:
             args = tool.validate_args(call.args)
-        except ValueError as exc:
-            detail = exc.message if isinstance(exc, AdkError) else str(exc)
+        except Exception as exc:  # noqa: BLE001 - whatever a validator raises, the model hears it
+            detail = exc.message if isinstance(exc, AdkError) else f"{type(exc).__name__}: {exc}"
             return _refused(call, {"error": f"Invalid arguments for tool {call.name!r}: {detail}", "code": "invalid_arguments"})
 
         agent = self.agent
@@ -180,6 +180,9 @@ class ToolDispatcher:
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"
             return {"error": f"Unknown tool {call.name!r}. Available tools: {available}.", "code": "unknown_tool"}
+        if not isinstance(call.args, dict):
+            return {"error": f"The arguments for tool {call.name!r} must be a JSON object, not "
+                             f"{type(call.args).__name__}.", "code": "invalid_arguments"}
         if INVALID_ARGUMENTS_KEY in call.args:  # the provider could not parse the arguments
             return {"error": str(call.args[INVALID_ARGUMENTS_KEY]), "code": "invalid_arguments"}
         missing = [s for s in tool.required_scopes if s not in self.invocation.run_config.scopes]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -12,7 +13,36 @@ from ..core.errors import AdkError
 from ..core.events import Event
 from ..core.state import TEMP_PREFIX, split_delta
 
-__all__ = ["BaseSessionService", "Session", "session_exists", "session_not_found"]
+__all__ = [
+    "BaseSessionService",
+    "Session",
+    "mark_run_live",
+    "run_is_live",
+    "session_busy",
+    "session_exists",
+    "session_not_found",
+]
+
+# The runs in progress in this process, by run id, with the task that drives each. A run whose
+# task has ended (its consumer walked away without closing the stream, or was cancelled
+# between two events) no longer holds its session.
+_LIVE_RUNS: dict[str, asyncio.Task[object] | None] = {}
+
+
+def mark_run_live(run_id: str, live: bool) -> None:
+    """Record (or forget) that this process's current task is working on run `run_id`."""
+    if live:
+        _LIVE_RUNS[run_id] = asyncio.current_task()
+    else:
+        _LIVE_RUNS.pop(run_id, None)
+
+
+def run_is_live(run_id: str) -> bool:
+    """True while the run `run_id` of this process still has a task working on it."""
+    if run_id not in _LIVE_RUNS:
+        return False
+    task = _LIVE_RUNS[run_id]
+    return task is None or not task.done()
 
 
 @dataclass(slots=True, eq=False)
@@ -40,6 +70,15 @@ def session_not_found(app_name: str, user_id: str, session_id: str) -> AdkError:
     )
 
 
+def session_busy(session_id: str) -> AdkError:
+    return AdkError.session(
+        f"Session {session_id!r} already has a run in progress; wait for it to finish (or cancel it with "
+        "runner.cancel(...)) before sending the next message.",
+        code="session_busy",
+        category="unavailable",
+    )
+
+
 def session_exists(app_name: str, user_id: str, session_id: str) -> AdkError:
     return AdkError.session(
         f"Session {session_id!r} already exists for user {user_id!r} in app {app_name!r}; "
@@ -51,6 +90,8 @@ def session_exists(app_name: str, user_id: str, session_id: str) -> AdkError:
 
 class BaseSessionService(ABC):
     """Stores sessions. Subclasses persist; this base applies events to the live session object."""
+
+    _run_claims: dict[tuple[str, str, str], str] | None = None  # session key -> run id (see begin_run)
 
     @abstractmethod
     async def create(
@@ -66,6 +107,35 @@ class BaseSessionService(ABC):
 
     @abstractmethod
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None: ...
+
+    async def begin_run(self, session: Session, run_id: str) -> None:
+        """Claim `session` for one run; raise `session_busy` while another live run holds it.
+
+        Two runs on one conversation would interleave their tool calls and responses (which
+        providers reject) and lose each other's state updates, so the second one is refused.
+        This base keeps the claims in the service object; a store shared between processes
+        keeps them in the store (see SqliteSessionService).
+        """
+        claims = self._claims()
+        key = (session.app_name, session.user_id, session.id)
+        holder = claims.get(key)
+        if holder is not None and holder != run_id and run_is_live(holder):
+            raise session_busy(session.id)
+        mark_run_live(run_id, True)
+        claims[key] = run_id
+
+    async def end_run(self, session: Session, run_id: str) -> None:
+        """Release the claim of `begin_run` (a no-op when another run took over a stale claim)."""
+        mark_run_live(run_id, False)
+        claims = self._claims()
+        key = (session.app_name, session.user_id, session.id)
+        if claims.get(key) == run_id:
+            del claims[key]
+
+    def _claims(self) -> dict[tuple[str, str, str], str]:
+        if self._run_claims is None:
+            self._run_claims = {}
+        return self._run_claims
 
     async def append_event(self, session: Session, event: Event) -> Event:
         """Store a complete event and apply its state delta; partial events are not stored."""

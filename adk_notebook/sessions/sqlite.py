@@ -1,11 +1,12 @@
 """Sessions in a SQLite file: persistent, embedded, standard library only.
 
-Tables (schema version 1, kept in `PRAGMA user_version`):
+Tables (schema version 2, kept in `PRAGMA user_version`):
 
-    sessions     (app_name, user_id, id) -> session-scope state JSON, created/updated times
-    events       seq (insertion order), session key, id, Event.to_dict() JSON, timestamp
-    app_states   app_name -> `app:` state JSON
-    user_states  (app_name, user_id) -> `user:` state JSON
+    sessions      (app_name, user_id, id) -> session-scope state JSON, created/updated times
+    events        seq (insertion order), session key, id, Event.to_dict() JSON, timestamp
+    app_states    app_name -> `app:` state JSON
+    user_states   (app_name, user_id) -> `user:` state JSON
+    session_runs  session key -> the run holding it: run id, process id, host (see begin_run)
 
 `temp:` keys never reach the file. Each stored event is one transaction together with its
 state changes, so a crash never keeps one without the other. sqlite3 is synchronous, but every
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -28,12 +30,14 @@ from typing import Any
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
 from ..core.state import split_delta
-from .base import BaseSessionService, Session, session_exists
+from .base import BaseSessionService, Session, mark_run_live, run_is_live, session_busy, session_exists
 
 __all__ = ["SqliteSessionService"]
 
-_SCHEMA_VERSION = 1
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one encoder: dumps() builds one per call
+_SCHEMA_VERSION = 2
+# One encoder (dumps() builds one per call). ASCII output: a lone surrogate (a model cut off
+# mid-emoji) becomes an escape instead of text SQLite cannot encode.
+_JSON = json.JSONEncoder(separators=(",", ":"))
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -66,6 +70,15 @@ CREATE TABLE IF NOT EXISTS user_states (
     state    TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (app_name, user_id)
 );
+CREATE TABLE IF NOT EXISTS session_runs (
+    app_name   TEXT NOT NULL,
+    user_id    TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    run_id     TEXT NOT NULL,
+    pid        INTEGER NOT NULL,
+    host       TEXT NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id)
+);
 """
 
 # One probe per table: a file whose tables share our names but not our columns fails here.
@@ -74,6 +87,7 @@ _PROBES = (
     "SELECT seq, app_name, user_id, session_id, id, data, timestamp FROM events LIMIT 0",
     "SELECT app_name, state FROM app_states LIMIT 0",
     "SELECT app_name, user_id, state FROM user_states LIMIT 0",
+    "SELECT app_name, user_id, session_id, run_id, pid, host FROM session_runs LIMIT 0",
 )
 
 _SESSION_KEY = "app_name = ? AND user_id = ? AND id = ?"
@@ -209,6 +223,30 @@ class SqliteSessionService(BaseSessionService):
             if user_delta:
                 _merge(conn, _USER_STATE, _PUT_USER_STATE, (session.app_name, session.user_id), user_delta)
 
+    async def begin_run(self, session: Session, run_id: str) -> None:
+        """Claim the session in the file, so runs in other processes see it too.
+
+        A claim left by a process that died (kill -9, a crashed kernel) is stale and taken
+        over; so is one of this process whose run no longer has a task.
+        """
+        key = (session.app_name, session.user_id, session.id)
+        with self._transaction(write=True) as conn:
+            row = conn.execute(
+                "SELECT run_id, pid, host FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?", key
+            ).fetchone()
+            if row is not None and row[0] != run_id and _claim_is_live(*row):
+                raise session_busy(session.id)
+            conn.execute("INSERT OR REPLACE INTO session_runs VALUES (?, ?, ?, ?, ?, ?)", (*key, run_id, os.getpid(), _HOST))
+        mark_run_live(run_id, True)
+
+    async def end_run(self, session: Session, run_id: str) -> None:
+        mark_run_live(run_id, False)
+        with self._transaction(write=True) as conn:
+            conn.execute(
+                "DELETE FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ? AND run_id = ?",
+                (session.app_name, session.user_id, session.id, run_id),
+            )
+
     @contextmanager
     def _transaction(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
         """One transaction under the lock; sqlite3 errors come out as AdkError."""
@@ -232,6 +270,23 @@ class SqliteSessionService(BaseSessionService):
                 if isinstance(exc, sqlite3.Error):
                     raise _storage_error(self.path, exc, self._timeout) from exc
                 raise
+
+
+_HOST = socket.gethostname()
+
+
+def _claim_is_live(run_id: str, pid: int, host: str) -> bool:
+    if host != _HOST:
+        return True  # another machine's process cannot be checked from here
+    if pid == os.getpid():
+        return run_is_live(run_id)
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _open(path: str, timeout: float) -> sqlite3.Connection:

@@ -415,6 +415,6 @@ def _short(value: Any) -> str | None:
         value = value.value
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # RecursionError: hostile nesting
         return None
     return text if len(text) <= 40 else None

@@ -1,0 +1,118 @@
+"""One run at a time per session, across services and processes; dangling calls repaired."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from adk_notebook import (
+    AdkError,
+    Content,
+    Event,
+    FunctionCall,
+    FunctionResponse,
+    InMemorySessionService,
+    LlmAgent,
+    Part,
+    Runner,
+    ScriptedModel,
+    SqliteSessionService,
+    tool,
+)
+
+
+def agent_waiting_on(gate: asyncio.Event) -> LlmAgent:
+    @tool
+    async def wait() -> dict:
+        """Wait for the gate."""
+        await gate.wait()
+        return {"waited": True}
+
+    return LlmAgent(name="a", model=ScriptedModel([FunctionCall("wait", {}), "done"] * 3), tools=[wait])
+
+
+async def test_two_services_on_one_file_cannot_run_one_session_at_once(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    gate = asyncio.Event()
+    with SqliteSessionService(path) as first_service, SqliteSessionService(path) as second_service:
+        session = await first_service.create(app_name="a", user_id="u")
+        first = Runner(app_name="a", agent=agent_waiting_on(gate), session_service=first_service)
+        second = Runner(app_name="a", agent=agent_waiting_on(gate), session_service=second_service)
+        running = asyncio.create_task(first.run_to_result(user_id="u", session_id=session.id, content="1"))
+        await asyncio.sleep(0.1)
+        with pytest.raises(AdkError) as caught:
+            await second.run_to_result(user_id="u", session_id=session.id, content="2")
+        assert caught.value.code == "session_busy"
+        gate.set()
+        assert (await running).text == "done"
+        assert (await second.run_to_result(user_id="u", session_id=session.id, content="3")).text == "done"
+        stored = await second_service.get(app_name="a", user_id="u", session_id=session.id)
+        assert [e.content.text for e in stored.events if e.author == "user"] == ["1", "3"], "the refused run wrote nothing"
+
+
+async def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteSessionService(path) as service:
+        session = await service.create(app_name="a", user_id="u")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with sqlite3.connect(path) as raw:  # what a process killed mid-run leaves behind
+        import socket
+
+        raw.execute("INSERT INTO session_runs VALUES (?, ?, ?, ?, ?, ?)",
+                    ("a", "u", session.id, "e-dead", int(dead.stdout), socket.gethostname()))
+    with SqliteSessionService(path) as service:
+        result = await LlmAgent(name="a", model=ScriptedModel(["hello"])).run_async(
+            "hi", session_id=session.id, user_id="u", session_service=service)
+    assert result.text == "hello"
+
+
+@pytest.mark.parametrize("service_kind", ["memory", "sqlite"])
+async def test_calls_left_unanswered_by_a_dead_run_are_answered_before_the_next(service_kind, tmp_path) -> None:
+    sessions = InMemorySessionService() if service_kind == "memory" else SqliteSessionService(tmp_path / "s.db")
+    session = await sessions.create(app_name="a", user_id="u")
+    # A run that died inside its tool: the call is stored, its response never was.
+    await sessions.append_event(session, Event("user", Content.user("weather?"), "e-old"))
+    call = FunctionCall("get_weather", {"city": "Lima"}, "call-1")
+    await sessions.append_event(session, Event("a", Content("model", [Part(function_call=call)]), "e-old"))
+
+    model = ScriptedModel(["Sorry, let me try again."])
+    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model), session_service=sessions)
+    events = [e async for e in runner.run(user_id="u", session_id=session.id, content="still there?")]
+
+    history = model.requests[0].contents
+    assert [c.role for c in history] == ["user", "model", "tool", "user"]
+    answer = history[2].parts[0].function_response
+    assert (answer.id, answer.response["code"]) == ("call-1", "interrupted")
+    assert events[-1].text == "Sorry, let me try again."
+
+
+async def test_a_stream_abandoned_between_events_does_not_hold_the_session() -> None:
+    sessions = InMemorySessionService()
+    gate = asyncio.Event()
+    runner = Runner(app_name="a", agent=agent_waiting_on(gate), session_service=sessions)
+    session = await sessions.create(app_name="a", user_id="u")
+    kept = []
+
+    async def consume() -> None:
+        stream = runner.run(user_id="u", session_id=session.id, content="go")
+        kept.append(stream)  # held, e.g. by a notebook variable: never finalized
+        async for event in stream:
+            if event.function_calls():
+                await asyncio.sleep(30)  # the consumer's own await, where the cancel lands
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    gate.set()
+    result = await runner.run_to_result(user_id="u", session_id=session.id, content="again")
+    assert result.text == "done"
+    stored = await sessions.get(app_name="a", user_id="u", session_id=session.id)
+    answers = {r.id: r.response for e in stored.events for r in e.function_responses()}
+    assert all(c.id in answers for e in stored.events for c in e.function_calls())
+    assert list(answers.values())[0]["code"] == "interrupted"
