@@ -1,0 +1,582 @@
+// @ts-check
+/**
+ * The live view of one adk-notebook run (the Python side is run_view.py).
+ *
+ * Model state: `state`, the whole run (see render.py `Transcript.state()`). The kernel sets it
+ * when the run starts and once more when it ends; a saved notebook keeps the final one.
+ * Custom messages from the kernel (never saved):
+ *   {type: "delta", seq, ops}                what changed since delta seq-1 (ops: render.py)
+ *   {type: "snapshot", nonce, seq, state}    the answer to this view's {type: "sync", ...}
+ * Custom messages to the kernel: {type: "stop"} and {type: "sync", nonce, seq}.
+ *
+ * A view rendered mid-run (a second view of the model, a page reload) starts from the trait,
+ * asks for a snapshot, and applies the deltas that follow it; deltas that arrive after a gap
+ * wait for the snapshot.
+ *
+ * Safety: text from the run reaches the DOM only through textContent / Text nodes. Attributes
+ * are set only from checked values: image data URLs of an allowed type, http(s) links, and
+ * blob URLs this view made itself. No innerHTML anywhere.
+ */
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
+const LOG_LIMIT = 8192; // characters of a progress log kept on screen (as render.py)
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+
+/**
+ * @typedef {{k: string, [key: string]: any}} Item
+ * @typedef {{input: number, output: number, total: number}} UsageJson
+ * @typedef {{v: number, seq?: number, agent: string, prompt: string | null, session_id: string | null,
+ *   status: string, error: string | null, started_at: number, elapsed: number | null,
+ *   usage: UsageJson | null, items: Item[]}} RunState
+ * @typedef {{data: Item, node: HTMLElement, text?: Text, log?: HTMLElement, logNote?: HTMLElement}} Rec
+ */
+
+/**
+ * @param {string} tag
+ * @param {string | null} [className]
+ * @param {string | null} [text]
+ * @returns {HTMLElement}
+ */
+function h(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text != null) node.textContent = String(text);
+  return node;
+}
+
+/** @param {unknown} url @returns {string | null} an URL that may become a link, else null */
+function safeUrl(url) {
+  if (typeof url !== "string") return null;
+  const u = url.trim();
+  const head = u.slice(0, 40).toLowerCase();
+  if (head.startsWith("http://") || head.startsWith("https://")) return u;
+  if (head.startsWith("data:")) {
+    const mime = head.slice(5).split(";")[0].split(",")[0];
+    if (mime === "application/pdf" || IMAGE_TYPES.has(mime)) return u;
+  }
+  return null;
+}
+
+/** @param {number | null | undefined} s */
+function fmtDuration(s) {
+  if (s == null) return "";
+  if (s < 1) return `${Math.round(s * 1000)} ms`;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
+/** @param {number | null | undefined} n */
+function fmtSize(n) {
+  if (n == null) return "";
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return n >= 10240 ? `${Math.round(n / 1024)} KB` : `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1048576).toFixed(1)} MB`;
+}
+
+/** @param {string} text the last LOG_LIMIT characters, from a line start when there is one */
+function logTail(text) {
+  if (text.length <= LOG_LIMIT) return text;
+  const tail = text.slice(-LOG_LIMIT);
+  const cut = tail.indexOf("\n");
+  return cut >= 0 && cut < tail.length - 1 ? tail.slice(cut + 1) : tail;
+}
+
+// -- markdown: the subset of render.py markdown_to_html, built with DOM nodes -------------------
+const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([\w+.#-]*)/;
+const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const BULLET = /^\s{0,3}[-*+]\s+(.*)$/;
+const NUMBER = /^\s{0,3}\d{1,9}[.)]\s+(.*)$/;
+const CODE_SPAN = /`([^`\n]+)`/g;
+const LINK = /\[([^\]\n]+)\]\((https?:\/\/[^\s()]+)\)/gi;
+const BOLD = /\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])/g;
+const ITALIC = /(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])/g;
+// Private-use characters mark markup while the text is rewritten; the input's own are replaced.
+const OPEN_STRONG = "\uE000", CLOSE_STRONG = "\uE001", OPEN_EM = "\uE002", CLOSE_EM = "\uE003", HOLE = "\uE004";
+const MARKS = /[\uE000-\uE004]/g;
+const HOLES = /\uE004(\d+)\uE004/;
+
+/** @param {string} text @param {Node} parent inline markup of one line, appended to parent */
+function renderInline(text, parent) {
+  /** @type {Node[]} */
+  const holes = [];
+  const hold = (/** @type {Node} */ node) => `${HOLE}${holes.push(node) - 1}${HOLE}`;
+  let s = text.replace(CODE_SPAN, (_, code) => hold(h("code", null, code)));
+  s = s.replace(LINK, (_, label, url) => {
+    const a = /** @type {HTMLAnchorElement} */ (h("a"));
+    label.split(HOLES).forEach((part, n) => a.appendChild(n % 2 ? holes[Number(part)] : document.createTextNode(part)));
+    a.href = url; // matched ^https?:// above
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+    return hold(a);
+  });
+  s = s.replace(BOLD, (_, a, b) => OPEN_STRONG + (a ?? b) + CLOSE_STRONG);
+  s = s.replace(ITALIC, (_, a, b) => OPEN_EM + (a ?? b) + CLOSE_EM);
+  /** @type {Node[]} */
+  const stack = [parent];
+  let i = 0;
+  let buf = "";
+  const top = () => stack[stack.length - 1];
+  const emit = () => {
+    if (buf) top().appendChild(document.createTextNode(buf));
+    buf = "";
+  };
+  while (i < s.length) {
+    const c = s[i];
+    if (c === OPEN_STRONG || c === OPEN_EM) {
+      emit();
+      const node = h(c === OPEN_STRONG ? "strong" : "em");
+      top().appendChild(node);
+      stack.push(node);
+    } else if (c === CLOSE_STRONG || c === CLOSE_EM) {
+      emit();
+      if (stack.length > 1) stack.pop();
+    } else if (c === HOLE) {
+      emit();
+      const end = s.indexOf(HOLE, i + 1);
+      top().appendChild(holes[Number(s.slice(i + 1, end))]);
+      i = end;
+    } else {
+      buf += c;
+    }
+    i += 1;
+  }
+  emit();
+}
+
+/** @param {string} text @returns {DocumentFragment} */
+function renderMarkdown(text) {
+  const out = document.createDocumentFragment();
+  const lines = text.replace(MARKS, "\uFFFD").replace(/\r\n?/g, "\n").split("\n");
+  /** @type {string[]} */ let para = [];
+  /** @type {string[]} */ let items = [];
+  let listTag = "";
+  const endBlocks = () => {
+    if (para.length) {
+      const p = h("p");
+      para.forEach((line, n) => {
+        if (n) p.appendChild(h("br"));
+        renderInline(line, p);
+      });
+      out.appendChild(p);
+      para = [];
+    }
+    if (items.length) {
+      const list = h(listTag);
+      for (const item of items) {
+        const li = h("li");
+        renderInline(item, li);
+        list.appendChild(li);
+      }
+      out.appendChild(list);
+      items = [];
+      listTag = "";
+    }
+  };
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = lines[i];
+    const fence = FENCE.exec(line);
+    if (fence) {
+      endBlocks();
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
+      const code = h("code", null, body.join("\n"));
+      if (fence[2]) code.className = `language-${fence[2]}`;
+      const pre = h("pre");
+      pre.appendChild(code);
+      out.appendChild(pre);
+      continue;
+    }
+    const heading = HEADING.exec(line);
+    const bullet = BULLET.exec(line);
+    const number = bullet ? null : NUMBER.exec(line);
+    if (heading) {
+      endBlocks();
+      const node = h(`h${heading[1].length}`);
+      renderInline(heading[2], node);
+      out.appendChild(node);
+    } else if (bullet || number) {
+      const tag = bullet ? "ul" : "ol";
+      if (para.length || (items.length && listTag !== tag)) endBlocks();
+      listTag = tag;
+      items.push(/** @type {RegExpExecArray} */ (bullet || number)[1]);
+    } else if (!line.trim()) {
+      endBlocks();
+    } else if (items.length && /^[ \t]/.test(line)) {
+      items[items.length - 1] += ` ${line.trim()}`;
+    } else {
+      if (items.length) endBlocks();
+      para.push(line);
+    }
+  }
+  endBlocks();
+  return out;
+}
+
+// -- the view -----------------------------------------------------------------------------------
+class RunDom {
+  /**
+   * @param {HTMLElement} root
+   * @param {() => void} onStop
+   */
+  constructor(root, onStop) {
+    this.root = root;
+    /** @type {string[]} blob URLs to revoke */
+    this.urls = [];
+    /** @type {Rec[]} */
+    this.recs = [];
+    /** @type {RunState | null} */
+    this.state = null;
+    root.classList.add("adk-rv");
+    this.head = h("div", "adk-rv-head");
+    this.agent = h("span", "adk-rv-agent");
+    this.badge = h("span", "adk-rv-badge");
+    this.meta = h("span", "adk-rv-meta");
+    this.stop = /** @type {HTMLButtonElement} */ (h("button", "adk-rv-stop", "■ Stop"));
+    this.stop.type = "button";
+    this.stop.title = "Cancel this run";
+    this.stop.addEventListener("click", () => {
+      this.stop.disabled = true;
+      this.stop.textContent = "Stopping…";
+      onStop();
+    });
+    this.head.append(this.agent, this.badge, this.meta, this.stop);
+    this.prompt = h("div", "adk-rv-prompt");
+    this.body = h("div", "adk-rv-body");
+    this.error = h("div", "adk-rv-error");
+    root.replaceChildren(this.head, this.prompt, this.body, this.error);
+    this.clock = setInterval(() => this.status === "running" && this.renderHead(), 1000); // the elapsed time
+  }
+
+  get status() {
+    return this.state ? this.state.status : "running";
+  }
+
+  /** @param {RunState} state draw the whole run */
+  reset(state) {
+    this.revoke();
+    this.state = { ...state, items: [] };
+    this.recs = [];
+    this.body.replaceChildren();
+    for (const item of state.items || []) this.addItem({ ...item });
+    this.renderHead();
+  }
+
+  /** @param {any[]} ops apply one delta */
+  apply(ops) {
+    if (!this.state || !Array.isArray(ops)) return;
+    for (const op of ops) {
+      const rec = typeof op[1] === "number" ? this.recs[op[1]] : undefined;
+      switch (op[0]) {
+        case "i":
+          this.addItem(op[1]);
+          break;
+        case "t":
+          if (rec && rec.text) {
+            rec.data.text += op[2];
+            rec.text.appendData(op[2]);
+          }
+          break;
+        case "e":
+          if (rec) {
+            if (typeof op[2] === "string") rec.data.text = op[2];
+            rec.data.done = true;
+            this.drawText(rec);
+          }
+          break;
+        case "u":
+          if (rec) {
+            Object.assign(rec.data, op[2]);
+            this.drawItem(rec);
+          }
+          break;
+        case "l":
+          if (rec) this.appendLog(rec, String(op[2]), Number(op[3]) || 0);
+          break;
+        case "s":
+          Object.assign(this.state, op[1]);
+          break;
+        default:
+          break;
+      }
+    }
+    this.renderHead();
+  }
+
+  renderHead() {
+    const st = this.state;
+    if (!st) return;
+    this.agent.textContent = st.agent || "agent";
+    this.badge.textContent = st.status === "running" ? "running…" : st.status;
+    this.badge.className = `adk-rv-badge adk-rv-${st.status}`;
+    const bits = [];
+    if (st.status === "running" && st.started_at) {
+      const s = Date.now() / 1000 - st.started_at;
+      if (s >= 0) bits.push(fmtDuration(Math.floor(s)));
+    } else if (st.elapsed != null) {
+      bits.push(fmtDuration(st.elapsed));
+    }
+    const u = st.usage;
+    if (u) bits.push(`tokens: ${u.input.toLocaleString()} in · ${u.output.toLocaleString()} out · ${u.total.toLocaleString()} total`);
+    this.meta.textContent = bits.join(" · ");
+    const running = st.status === "running";
+    this.stop.hidden = !running;
+    if (running && !this.stop.disabled) this.stop.textContent = "■ Stop";
+    this.prompt.textContent = st.prompt || "";
+    this.prompt.hidden = !st.prompt;
+    this.error.textContent = st.error ? `⚠ ${st.error}` : "";
+    this.error.hidden = !st.error;
+  }
+
+  /** @param {Item} item */
+  addItem(item) {
+    if (!this.state) return;
+    this.state.items.push(item);
+    /** @type {Rec} */
+    const rec = { data: item, node: h("div", `adk-rv-item adk-rv-${item.k}`) };
+    this.recs.push(rec);
+    this.drawItem(rec);
+    this.body.appendChild(rec.node);
+  }
+
+  /** @param {Rec} rec */
+  drawItem(rec) {
+    const d = rec.data;
+    const node = rec.node;
+    switch (d.k) {
+      case "text":
+        this.drawText(rec);
+        break;
+      case "user":
+        node.replaceChildren(h("span", "adk-rv-muted", "you: "), document.createTextNode(d.text));
+        break;
+      case "tool":
+        this.drawTool(rec);
+        break;
+      case "media":
+        node.replaceChildren(...(d.media || []).map((/** @type {Item} */ m) => this.media(m)));
+        break;
+      case "state": {
+        node.replaceChildren(h("span", "adk-rv-muted", "state: "));
+        const parts = [];
+        for (const [k, v] of d.delta || []) parts.push([h("code", null, k), " = ", h("code", null, v)]);
+        for (const [k, v] of d.artifacts || []) parts.push(["artifact ", h("code", null, k), ` v${v}`]);
+        if (d.transfer) parts.push([`→ transfer to ${d.transfer}`]);
+        parts.forEach((p, n) => node.append(...(n ? [" · "] : []), ...p));
+        break;
+      }
+      case "error":
+        node.textContent = `⚠ ${d.message}`;
+        break;
+      default:
+        node.textContent = "";
+    }
+  }
+
+  /** @param {Rec} rec plain text while streaming, markdown once the turn has ended */
+  drawText(rec) {
+    if (rec.data.done) {
+      rec.text = undefined;
+      rec.node.classList.remove("adk-rv-streaming");
+      rec.node.replaceChildren(renderMarkdown(String(rec.data.text)));
+    } else {
+      rec.text = document.createTextNode(String(rec.data.text));
+      rec.node.classList.add("adk-rv-streaming");
+      rec.node.replaceChildren(rec.text);
+    }
+  }
+
+  /** @param {Rec} rec */
+  drawTool(rec) {
+    const d = rec.data;
+    const head = h("div", "adk-rv-tool-head");
+    const meta = [];
+    if (d.duration != null) meta.push(fmtDuration(d.duration));
+    if (d.attempts) meta.push(d.attempts === 1 ? "attempt 1" : `${d.attempts} attempts`);
+    if (d.long_running) meta.push("long-running");
+    head.append(h("span", "adk-rv-tool-name", `🔧 ${d.name}`), h("span", `adk-rv-badge adk-rv-${d.status}`, d.status));
+    if (meta.length) head.append(h("span", "adk-rv-meta", meta.join(" · ")));
+    const children = [head];
+    if (d.args && d.args !== "{}") children.push(h("pre", "adk-rv-pre adk-rv-args", d.args));
+    if (d.error) children.push(h("div", "adk-rv-error", `⚠ ${d.error}`));
+    rec.logNote = h("div", "adk-rv-muted adk-rv-small");
+    rec.log = h("pre", "adk-rv-pre adk-rv-log");
+    children.push(rec.logNote, rec.log);
+    this.showLog(rec);
+    if (d.result != null) {
+      const details = h("details", "adk-rv-result");
+      details.append(h("summary", "adk-rv-muted adk-rv-small", "result"), h("pre", "adk-rv-pre", d.result));
+      children.push(details);
+    }
+    for (const m of d.media || []) children.push(this.media(m));
+    rec.node.replaceChildren(...children);
+  }
+
+  /** @param {Rec} rec @param {string} text @param {number} cut characters the kernel cut before text */
+  appendLog(rec, text, cut) {
+    const d = rec.data;
+    const full = (d.log || "") + text;
+    d.log = logTail(full);
+    d.log_dropped = (d.log_dropped || 0) + cut + full.length - d.log.length;
+    this.showLog(rec);
+  }
+
+  /** @param {Rec} rec */
+  showLog(rec) {
+    const d = rec.data;
+    if (!rec.log || !rec.logNote) return;
+    rec.log.textContent = d.log || "";
+    rec.log.hidden = !d.log;
+    rec.log.scrollTop = rec.log.scrollHeight;
+    rec.logNote.textContent = d.log_dropped ? `… ${Number(d.log_dropped).toLocaleString()} earlier characters not shown` : "";
+    rec.logNote.hidden = !d.log_dropped;
+  }
+
+  /** @param {Item} m @returns {HTMLElement} an image, a PDF link (+ viewer) or a file note */
+  media(m) {
+    const size = fmtSize(m.size);
+    if (m.k === "image" && IMAGE_TYPES.has(m.mime) && typeof m.data === "string" && BASE64.test(m.data)) {
+      const img = /** @type {HTMLImageElement} */ (h("img", "adk-rv-img"));
+      img.alt = `${m.mime} image`;
+      img.src = `data:${m.mime};base64,${m.data}`;
+      return img;
+    }
+    const box = h("div", "adk-rv-file");
+    if (m.k === "pdf") {
+      let href = safeUrl(m.href);
+      let blob = false;
+      if (!href && typeof m.data === "string" && BASE64.test(m.data)) {
+        href = this.blobUrl(m.data, "application/pdf");
+        blob = true;
+      }
+      const name = m.name || "document.pdf";
+      box.append("📄 ");
+      if (href) {
+        const a = /** @type {HTMLAnchorElement} */ (h("a", null, name));
+        a.href = href;
+        a.target = "_blank";
+        a.rel = "noopener noreferrer";
+        if (blob) a.download = name;
+        box.append(a);
+      } else {
+        box.append(name);
+      }
+      const note = href ? "" : m.uri ? ", not a link" : ", not embedded";
+      const where = !href && m.uri && m.uri !== name ? ` ${m.uri}` : "";
+      box.append(h("span", "adk-rv-muted", ` (PDF${size ? `, ${size}` : ""}${note})${where}`));
+      if (blob && href) {
+        const details = h("details", "adk-rv-pdf");
+        const viewerUrl = href;
+        details.append(h("summary", "adk-rv-muted adk-rv-small", "preview"));
+        details.addEventListener("toggle", () => {
+          if (/** @type {HTMLDetailsElement} */ (details).open && !details.querySelector("iframe")) {
+            const frame = /** @type {HTMLIFrameElement} */ (h("iframe", "adk-rv-pdf-frame"));
+            frame.title = name;
+            frame.src = viewerUrl;
+            details.append(frame);
+          }
+        });
+        box.append(details);
+      }
+      return box;
+    }
+    const href = safeUrl(m.href);
+    const desc = `${m.mime || "file"}${size ? `, ${size}` : ""}`;
+    box.append("📎 ");
+    if (href) {
+      const a = /** @type {HTMLAnchorElement} */ (h("a", null, m.name || href));
+      a.href = href;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      box.append(a, h("span", "adk-rv-muted", ` (${desc})`));
+    } else {
+      box.append(m.uri || m.name || "", h("span", "adk-rv-muted", ` (${desc}, not shown)`));
+    }
+    return box;
+  }
+
+  /** @param {string} data base64 @param {string} mime */
+  blobUrl(data, mime) {
+    const raw = atob(data.replace(/\s/g, ""));
+    const bytes = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; i += 1) bytes[i] = raw.charCodeAt(i);
+    const url = URL.createObjectURL(new Blob([bytes], { type: mime }));
+    this.urls.push(url);
+    return url;
+  }
+
+  revoke() {
+    for (const url of this.urls) URL.revokeObjectURL(url);
+    this.urls = [];
+  }
+
+  dispose() {
+    clearInterval(this.clock);
+    this.revoke();
+  }
+}
+
+export default {
+  /** @param {{model: any, el: HTMLElement}} ctx */
+  render({ model, el }) {
+    const dom = new RunDom(el, () => model.send({ type: "stop" }));
+    let seq = 0; // the last delta this view shows
+    /** @type {string | null} */
+    let nonce = null; // a snapshot this view asked for
+    /** @type {any[]} */
+    let held = []; // deltas after a gap, waiting for the snapshot
+
+    /** @param {RunState} state @param {number} [at] */
+    const load = (state, at) => {
+      dom.reset(state);
+      seq = at ?? state.seq ?? 0;
+    };
+    const sync = () => {
+      nonce = Math.random().toString(36).slice(2);
+      model.send({ type: "sync", nonce, seq });
+    };
+    const drain = () => {
+      held.sort((a, b) => a.seq - b.seq);
+      while (held.length && held[0].seq <= seq + 1) {
+        const msg = held.shift();
+        if (msg.seq === seq + 1) {
+          dom.apply(msg.ops);
+          seq = msg.seq;
+        }
+      }
+    };
+    /** @param {any} msg */
+    const onCustom = (msg) => {
+      if (!msg || typeof msg !== "object") return;
+      if (msg.type === "delta") {
+        if (msg.seq <= seq) return;
+        if (msg.seq === seq + 1) {
+          dom.apply(msg.ops);
+          seq = msg.seq;
+          drain();
+        } else {
+          held.push(msg);
+          if (nonce === null) sync();
+        }
+      } else if (msg.type === "snapshot" && msg.nonce === nonce) {
+        nonce = null;
+        if (msg.state && msg.seq > seq) load(msg.state, msg.seq);
+        drain();
+      }
+    };
+    const onState = () => {
+      nonce = null;
+      held = [];
+      load(model.get("state"));
+    };
+    model.on("msg:custom", onCustom);
+    model.on("change:state", onState);
+    load(model.get("state"));
+    if (dom.status === "running") sync(); // deltas may have been sent before this view existed
+    return () => {
+      model.off("msg:custom", onCustom);
+      model.off("change:state", onState);
+      dom.dispose();
+    };
+  },
+};

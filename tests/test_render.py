@@ -1,0 +1,331 @@
+"""The static transcript (HTML and text) and the small safe markdown, from real runs' events."""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+import zlib
+from html.parser import HTMLParser
+
+import pytest
+
+from adk_notebook import (
+    AdkError,
+    Content,
+    Event,
+    EventActions,
+    FunctionCall,
+    FunctionResponse,
+    LlmAgent,
+    LlmResponse,
+    Part,
+    ScriptedModel,
+    ToolContext,
+    ToolOutcome,
+    ToolProgress,
+    Usage,
+    tool,
+)
+from adk_notebook.notebook.render import (
+    LOG_LIMIT,
+    Transcript,
+    error_line,
+    escape,
+    markdown_to_html,
+    safe_url,
+    table_html,
+    transcript_html,
+    transcript_text,
+)
+
+IMG_PROBE = "<img src=x onerror=window.__pwned=1>"
+SCRIPT_PROBE = "<script>window.__pwned=1</script>"
+JS_LINK = "[click me](javascript:alert(1))"
+
+
+def png(width: int = 2, height: int = 2) -> bytes:
+    """A valid RGB PNG, made without PIL."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+PNG = png()
+PDF = b"%PDF-1.4\n" + b"0" * 2000 + b"\n%%EOF\n"
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>window.__pwned=1</script></svg>'
+
+
+@tool
+def get_weather(city: str, tool_context: ToolContext) -> dict:
+    """Get the current weather for a city."""
+    tool_context.state["last_city"] = city
+    return {"city": city, "condition": "sunny", "note": SCRIPT_PROBE}
+
+
+@tool
+def lookup(query: str) -> dict:
+    """Look something up (and fail)."""
+    raise ValueError(f"no luck with {IMG_PROBE}\nTraceback (most recent call last): ...")
+
+
+ANSWER = f"It is **sunny** in *Tokyo*.\n\n- one\n- two\n\n{JS_LINK} {IMG_PROBE} {SCRIPT_PROBE}"
+
+
+def full_run() -> list[Event]:
+    """A real run (two tools, one failing; streamed answer; usage) plus a multimodal tool turn."""
+    model = ScriptedModel([
+        LlmResponse(Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"})),
+                                      Part(function_call=FunctionCall("lookup", {"query": IMG_PROBE}))]),
+                    usage=Usage(10, 2, 12)),
+        LlmResponse(Content.model(ANSWER), usage=Usage(12, 30, 42)),
+    ])
+    agent = LlmAgent(name="weather", model=model, tools=[get_weather, lookup])
+    events = agent.run(f"Weather in Tokyo? {SCRIPT_PROBE}").events
+    media = media_turn("weather", events[0].invocation_id)
+    return events[:-1 - _partials(events)] + media + events[-1 - _partials(events):]
+
+
+def _partials(events: list[Event]) -> int:
+    return sum(1 for e in events if e.partial)
+
+
+def media_turn(agent: str, invocation_id: str) -> list[Event]:
+    """A tool that streams progress and returns an image, an SVG, PDFs and a javascript: URI."""
+    call = FunctionCall("render_chart", {"title": IMG_PROBE}, id="c1")
+    parts = [
+        Part.from_bytes("image/png", PNG),
+        Part.from_bytes("image/svg+xml", SVG),
+        Part.from_uri("application/pdf", "https://example.com/report.pdf"),
+        Part.from_bytes("application/pdf", PDF),
+        Part.from_uri("application/pdf", "javascript:alert(1)"),
+        Part.from_bytes("text/html", SCRIPT_PROBE.encode()),
+    ]
+    response = FunctionResponse("render_chart", {"result": "chart ready", "html": IMG_PROBE}, "c1", parts)
+    return [
+        Event(agent, Content("model", [Part(function_call=call)]), invocation_id),
+        Event(agent, invocation_id=invocation_id, partial=True,
+              progress=ToolProgress("c1", "render_chart", "stdout", "loading data\n")),
+        Event(agent, invocation_id=invocation_id, partial=True,
+              progress=ToolProgress("c1", "render_chart", "stdout", f"plotting {SCRIPT_PROBE}\n")),
+        Event(agent, Content("tool", [Part(function_response=response)]), invocation_id,
+              tool_outcomes=[ToolOutcome("c1", "render_chart", call.args, True, 1.5, attempt=2)]),
+    ]
+
+
+class Structure(HTMLParser):
+    """Every tag and attribute of an HTML string."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+SAFE_TAGS = {"div", "span", "strong", "em", "code", "pre", "details", "summary", "img", "a", "p", "br", "ul", "ol",
+             "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td"}
+IMAGE_SRC = re.compile(r"^data:image/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$")
+
+
+def assert_safe_html(text: str) -> Structure:
+    """Only known tags; no event handlers; images only as data URLs; links only http(s) / data:PDF."""
+    parsed = Structure()
+    parsed.feed(text)
+    for tag, attrs in parsed.tags:
+        assert tag in SAFE_TAGS, tag
+        assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
+        if tag == "img":
+            assert IMAGE_SRC.match(attrs["src"] or ""), attrs["src"][:60]
+        if tag == "a":
+            assert re.match(r"^(https?://|data:application/pdf;base64,)", attrs["href"] or ""), attrs["href"]
+    return parsed
+
+
+# -- the transcript ---------------------------------------------------------------------------
+def test_transcript_html_shows_the_whole_run() -> None:
+    events = full_run()
+    out = transcript_html(events, agent_name="weather")
+    parsed = assert_safe_html(out)
+
+    assert "Weather in Tokyo?" in out, "the prompt comes from the run's user event"
+    assert "🔧 get_weather" in out and "🔧 lookup" in out and "🔧 render_chart" in out
+    assert "{&quot;city&quot;: &quot;Tokyo&quot;}" in out, "arguments as escaped JSON"
+    assert ">ok</span>" in out and ">error</span>" in out, "each card has its status"
+    assert re.search(r"⚠ [^<]*ValueError: no luck with &lt;img src=x", out), "the tool's error, escaped"
+    assert not [ln for ln in re.findall(r"⚠ [^<]*", out) if "Traceback" in ln], "an error is one line"
+    assert "2 attempts" in out and "1.5 s" in out and "attempt 1" in out
+    assert "loading data\nplotting &lt;script&gt;" in out, "the progress log, escaped"
+    assert out.count("<details>") == 3 and "<summary" in out, "results are collapsible"
+    assert "&quot;condition&quot;: &quot;sunny&quot;" in out
+    # media
+    images = [a["src"] for t, a in parsed.tags if t == "img"]
+    assert f"data:image/png;base64,{base64.b64encode(PNG).decode()}" in images
+    assert f"data:image/svg+xml;base64,{base64.b64encode(SVG).decode()}" in images
+    assert "<svg" not in out, "SVG only as an <img> data URL, never as markup"
+    links = [a["href"] for t, a in parsed.tags if t == "a"]
+    assert "https://example.com/report.pdf" in links
+    assert f"data:application/pdf;base64,{base64.b64encode(PDF).decode()}" in links
+    assert "(PDF, 2.0 KB)" in out, "inline PDF: a link plus its size"
+    assert "javascript:alert(1)" in out and not [h for h in links if "javascript" in h.lower()]
+    assert f"text/html, {len(SCRIPT_PROBE)} B, not shown" in out
+    # state, text, usage
+    assert "last_city</code> = <code" in out and ">Tokyo</code>" in out
+    assert "<strong>sunny</strong>" in out and "<em>Tokyo</em>" in out and "<li>one</li>" in out
+    assert "tokens: 22 in · 32 out · 54 total" in out
+    # the probes never become markup
+    for probe in (IMG_PROBE, SCRIPT_PROBE):
+        assert probe not in out
+    assert "&lt;img src=x onerror=window.__pwned=1&gt;" in out
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in out
+    assert "[click me](javascript:alert(1))" in out
+    assert not [t for t, _ in parsed.tags if t == "script"]
+
+
+def test_transcript_text_shows_the_whole_run() -> None:
+    text = transcript_text(full_run(), agent_name="weather", prompt="Weather in Tokyo?")
+    lines = text.splitlines()
+    assert lines[0].startswith("[weather] done · ") and lines[0].endswith("tokens: 22 in · 32 out · 54 total")
+    assert lines[1] == "> Weather in Tokyo?"
+    assert f"> Weather in Tokyo? {SCRIPT_PROBE}" in text, "a different user message is shown too"
+    assert 'tool get_weather({"city": "Tokyo"}) → ok' in text
+    assert "tool lookup(" in text and re.search(r"\n    error: .*ValueError: no luck with <img src=x", text)
+    assert "→ ok · 1.5 s · 2 attempts" in text
+    assert "    | loading data" in text
+    assert '    result: { "city": "Tokyo", "condition": "sunny",' in text
+    assert "    [image image/png, " in text and "    [PDF] https://example.com/report.pdf" in text
+    assert "    [PDF, 2.0 KB] render_chart.pdf" in text
+    assert "state: last_city = Tokyo" in text
+    assert "It is **sunny** in *Tokyo*." in text
+    assert not [ln for ln in text.splitlines() if "error:" in ln and "Traceback" in ln]
+
+
+def test_prompt_given_is_not_repeated() -> None:
+    agent = LlmAgent(name="bot", model=ScriptedModel(["Hi!"]))
+    events = agent.run("Hello").events
+    text = transcript_text(events, agent_name="bot", prompt="Hello")
+    assert text.count("Hello") == 1 and text.endswith("Hi!")
+
+
+@pytest.mark.parametrize("status", ["cancelled", "error"])
+def test_unfinished_runs(status: str) -> None:
+    call = FunctionCall("slow", {}, id="s1")
+    events = [
+        Event("user", Content.user("go")),
+        Event("bot", Content("model", [Part(function_call=call)])),
+        Event("bot", Content.model("Half an ans"), partial=True),
+    ]
+    error = None if status == "cancelled" else AdkError.model("the provider hung up\nTraceback (most recent call last)")
+    out = transcript_html(events, agent_name="bot", status=status, error=error)
+    assert f">{status}</span>" in out
+    assert ">cancelled</span>" in out, "a tool still running when the run stopped"
+    assert "<p>Half an ans</p>" in out, "the cut turn is kept (and rendered: it has ended)"
+    if status == "cancelled":
+        assert "Run cancelled." in out
+    else:
+        assert "⚠ model.internal: the provider hung up</div>" in out and "Traceback" not in out
+
+
+def test_event_errors_and_state_deltas() -> None:
+    events = [
+        Event("bot", actions=EventActions(state_delta={"user:name": "Ana", "big": list(range(100))},
+                                          artifact_delta={"report.pdf": 2}, transfer_to_agent="helper")),
+        Event("bot", error=AdkError.tool(f"bad {SCRIPT_PROBE}")),
+    ]
+    out = transcript_html(events, agent_name="bot", prompt="p")
+    assert "user:name</code> = <code" in out and ">Ana</code>" in out
+    assert "[0, 1, 2, 3" in out and "…</code>" in out, "long values are cut short"
+    assert "artifact <code" in out and "v2" in out and "transfer to helper" in out
+    assert "⚠ tool.internal: bad &lt;script&gt;" in out
+    text = transcript_text(events, agent_name="bot", prompt="p")
+    assert "state: user:name = Ana; big = [0, 1," in text and "error: tool.internal: bad <script>" in text
+
+
+def test_progress_log_is_bounded() -> None:
+    transcript = Transcript(agent_name="bot", prompt="p")
+    for n in range(5000):
+        transcript.add(Event("bot", partial=True, progress=ToolProgress("c1", "crunch", "stdout", f"line {n}\n")))
+    card = transcript.state()["items"][0]
+    assert card["name"] == "crunch" and card["status"] == "running"
+    assert len(card["log"]) <= LOG_LIMIT and card["log"].startswith("line ") and card["log"].endswith("line 4999\n")
+    assert card["log_dropped"] + len(card["log"]) == sum(len(f"line {n}\n") for n in range(5000))
+
+
+def test_transcript_ops_coalesce_streamed_text() -> None:
+    transcript = Transcript(agent_name="bot", prompt="hi", track=True)
+    for word in ["Hel", "lo ", "**world**"]:
+        transcript.add(Event("bot", Content.model(word), partial=True))
+    transcript.add(Event("bot", Content.model("Hello **world**"), usage=Usage(1, 2, 3)))
+    ops = transcript.take_ops()
+    assert ops == [
+        ["i", {"k": "text", "author": "bot", "text": "", "done": False}],
+        ["t", 0, "Hello **world**"],
+        ["e", 0],
+        ["s", {"usage": {"input": 1, "output": 2, "total": 3}}],
+    ]
+    assert transcript.take_ops() == []
+    transcript.add(Event("bot", Content.model("x"), partial=True))
+    transcript.add(Event("bot", Content.model("y")))
+    assert transcript.take_ops()[-1] == ["e", 1, "y"], "a final text that differs from the stream replaces it"
+
+
+# -- markdown ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("source", "expected"), [
+    ("plain", "<p>plain</p>"),
+    ("**bold** and *it* and _em_ and __strong__", "<p><strong>bold</strong> and <em>it</em> and <em>em</em> and "
+                                                  "<strong>strong</strong></p>"),
+    ("`a *b* <c>`", "<p><code>a *b* &lt;c&gt;</code></p>"),
+    ("snake_case_name and 2*3*4 and a.__b and c.__d", "<p>snake_case_name and 2*3*4 and a.__b and c.__d</p>"),
+    ("one\ntwo\n\nthree", "<p>one<br>two</p><p>three</p>"),
+    ("# Title\n## Sub *x*", "<h1>Title</h1><h2>Sub <em>x</em></h2>"),
+    ("- a\n- **b**\n\n1. x\n2) y", "<ul><li>a</li><li><strong>b</strong></li></ul><ol><li>x</li><li>y</li></ol>"),
+    ("text\n- item\n  more", "<p>text</p><ul><li>item more</li></ul>"),
+    ("```python\nif a < b: **x**\n```\nafter", '<pre><code class="language-python">if a &lt; b: **x**</code></pre>'
+                                               "<p>after</p>"),
+    ("```\nunclosed <b>", "<pre><code>unclosed &lt;b&gt;</code></pre>"),
+    ("[site](https://example.com/?a=1&b=2)",
+     '<p><a href="https://example.com/?a=1&amp;b=2" target="_blank" rel="noopener noreferrer">site</a></p>'),
+    ("[x](https://e.com/*a*)", '<p><a href="https://e.com/*a*" target="_blank" rel="noopener noreferrer">x</a></p>'),
+    (JS_LINK, "<p>[click me](javascript:alert(1))</p>"),
+    ("[x](data:text/html,<script>alert(1)</script>)", "<p>[x](data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;)</p>"),
+    ('[x](https://e.com" onmouseover="alert(1))', "<p>[x](https://e.com&quot; onmouseover=&quot;alert(1))</p>"),
+    (IMG_PROBE, "<p>&lt;img src=x onerror=window.__pwned=1&gt;</p>"),
+    (SCRIPT_PROBE, "<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>"),
+    ("a\x00b **c**", "<p>a\ufffdb <strong>c</strong></p>"),
+    ("", ""),
+])
+def test_markdown_subset(source: str, expected: str) -> None:
+    assert markdown_to_html(source) == expected
+
+
+def test_markdown_output_is_always_safe() -> None:
+    nasty = "\n".join([IMG_PROBE, SCRIPT_PROBE, JS_LINK, "**<b>x</b>**", "`<i>`", "- <a href=x>",
+                       "# <h1>", "```\n</code></pre><script>x</script>\n```", "[a](https://x.y/\"><script>)"])
+    assert_safe_html(markdown_to_html(nasty))
+
+
+# -- small helpers ----------------------------------------------------------------------------
+def test_escape_and_error_line_and_safe_url() -> None:
+    assert escape('<a href="x">&\'') == "&lt;a href=&quot;x&quot;&gt;&amp;&#x27;"
+    assert escape(42) == "42"
+    assert error_line(AdkError.tool("boom")) == "tool.internal: boom"
+    assert error_line(ValueError("first\nTraceback...")) == "ValueError: first"
+    assert error_line(KeyboardInterrupt()) == "KeyboardInterrupt"
+    assert len(error_line("x" * 5000)) < 600
+    assert safe_url("https://e.com/a.pdf") == "https://e.com/a.pdf"
+    assert safe_url("HTTP://E.COM") == "HTTP://E.COM"
+    assert safe_url("data:application/pdf;base64,AAAA") and safe_url("data:image/png;base64,AAAA")
+    for bad in ("javascript:alert(1)", " JavaScript:alert(1)", "data:text/html,<b>", "file:///etc/passwd",
+                "gs://bucket/a.pdf", "//evil.com", "", None):
+        assert safe_url(bad) is None, bad
+
+
+def test_table_html_escapes() -> None:
+    out = table_html(["name", "value"], [["<b>", SCRIPT_PROBE], [1, None]])
+    assert_safe_html(out)
+    assert "<td style" in out and "&lt;b&gt;" in out and "&lt;script&gt;" in out and ">None</td>" in out
