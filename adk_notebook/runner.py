@@ -8,9 +8,10 @@ invocation's `temp:` state at the end.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from ._sync import run_sync
 from .agents.base import Agent
@@ -50,6 +51,19 @@ class RunResult:
     state: dict[str, Any]
     output: Any = None
     usage: Usage = field(default_factory=Usage)
+
+    @classmethod
+    def from_events(cls, events: list[Event], session_id: str, state: dict[str, Any], **fields: Any) -> Self:
+        """Collect a run's events: token usage summed, the output-schema value of the answer."""
+        usage = Usage()
+        output = None
+        for event in events:
+            if not event.partial:
+                if event.usage is not None:
+                    usage = usage + event.usage
+                if event.output is not None:
+                    output = event.output
+        return cls(events, session_id, state, output=output, usage=usage, **fields)
 
     @property
     def text(self) -> str:
@@ -159,23 +173,21 @@ class Runner:
         content: Content | str,
         run_config: RunConfig | None = None,
         state: dict[str, Any] | None = None,
+        on_event: Callable[[Event], None] | None = None,
     ) -> RunResult:
-        """Run to the end and collect a `RunResult`."""
+        """Run to the end and collect a `RunResult`; `on_event` sees every event as it comes."""
         if session_id is None:
             session = await self.session_service.create(app_name=self.app_name, user_id=user_id, state=state)
             session_id, state = session.id, None
         events: list[Event] = []
-        usage = Usage()
-        output = None
-        async for event in self.run(user_id=user_id, session_id=session_id, content=content, run_config=run_config, state=state):
-            events.append(event)
-            if not event.partial:
-                if event.usage is not None:
-                    usage = usage + event.usage
-                if event.output is not None:
-                    output = event.output
+        stream = self.run(user_id=user_id, session_id=session_id, content=content, run_config=run_config, state=state)
+        async with aclosing(stream):  # a cancel closes the run at once, not when the stream is collected
+            async for event in stream:
+                events.append(event)
+                if on_event is not None:
+                    on_event(event)
         session = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        return RunResult(events, session_id, dict(session.state) if session else {}, output=output, usage=usage)
+        return RunResult.from_events(events, session_id, dict(session.state) if session else {})
 
     def run_sync(self, *, user_id: str, session_id: str | None, content: Content | str, **kwargs: Any) -> RunResult:
         """Blocking `run_to_result` for scripts (also safe inside a running kernel)."""

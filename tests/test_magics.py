@@ -208,6 +208,17 @@ def test_redefining_a_tool_replaces_it_everywhere(shell: Any) -> None:
     assert model.requests[1].contents[-1].parts[0].function_response.response["condition"] == "rainy"
 
 
+def test_redefining_a_tool_leaves_a_different_tool_of_the_same_name_alone(shell: Any) -> None:
+    define_weather_bot(shell)
+    run(shell, "from adk_notebook import FunctionTool, ScriptedModel\n"
+               "by_location = FunctionTool('get_weather', 'Weather by location', lambda ctx, args: {'at': 'here'})\n"
+               "scripted2 = ScriptedModel(['ok'])")
+    run(shell, "%%agent loc_bot --model scripted2 --tools by_location\nHelp.")
+    run(shell, WEATHER_TOOL.replace("Get the current weather", "Get the weather, v2,"))
+    assert shell.user_ns["loc_bot"].tools[0].description == "Weather by location"
+    assert shell.user_ns["weather_bot"].tools[0].description.startswith("Get the weather, v2,")
+
+
 # -- %%agent -----------------------------------------------------------------------------------
 def test_agent_with_every_option(shell: Any) -> None:
     run(shell, WEATHER_TOOL)
@@ -473,6 +484,15 @@ def test_agents_run_in_cells(shell: Any) -> None:
 def test_chat_with_an_agent_made_in_python(shell: Any) -> None:
     run(shell, "from adk_notebook import LlmAgent, ScriptedModel\nplain = LlmAgent(name='plain', model=ScriptedModel(['Hi!']))")
     assert run(shell, "%chat plain Hello").text == "Hi!"
+    run(shell, "helper = LlmAgent(name='helper_bot', model=ScriptedModel(['Hello!']))")
+    assert run(shell, "%chat helper_bot Hi").text == "Hello!", "by the name %adk agents lists, too"
+
+
+def test_chat_result_carries_the_output_schema_value(shell: Any) -> None:
+    run(shell, "from adk_notebook import ScriptedModel\nfrom pydantic import BaseModel\nclass Out(BaseModel):\n    x: int\ntyped_model = ScriptedModel(['{\"x\": 1}'])")
+    run(shell, "%%agent typed --model typed_model --output-schema Out\nAnswer in JSON.")
+    result = run(shell, "%%chat typed\ngo")
+    assert result.output == shell.user_ns["Out"](x=1)
 
 
 # -- %adk --------------------------------------------------------------------------------------

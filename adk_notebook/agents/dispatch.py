@@ -223,7 +223,11 @@ def _is_parallel_safe(tool: Tool | None) -> bool:
 
 
 def _describe(error: BaseException) -> str:
-    return error.message if isinstance(error, AdkError) else f"{type(error).__name__}: {error}"
+    if isinstance(error, AdkError):
+        return error.message
+    if isinstance(error, _ConversionError):  # its message already says what went wrong
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 def _error_response(tool_name: str, error: BaseException) -> dict[str, Any]:

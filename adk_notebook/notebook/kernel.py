@@ -38,7 +38,7 @@ import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import aclosing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,7 +46,7 @@ from .._sync import run_sync
 from ..agents.base import Agent
 from ..core.content import Content
 from ..core.errors import AdkError
-from ..core.events import Event, EventActions, Usage
+from ..core.events import Event, EventActions
 from ..runner import Runner, RunResult
 from ..sessions.base import BaseSessionService
 
@@ -154,17 +154,9 @@ async def drive(plan: ChatPlan, emit: Callable[[Event], None]) -> ChatResult:
     """Run the plan to the end, passing every event (partial ones too) to `emit`."""
     await open_session(plan)
     runner = Runner(app_name=plan.agent.name, agent=plan.agent, session_service=plan.session_service)
-    events: list[Event] = []
-    usage = Usage()
-    stream = runner.run(user_id=plan.user_id, session_id=plan.session_id, content=Content.user(plan.message))
-    async with aclosing(stream):
-        async for event in stream:
-            emit(event)
-            events.append(event)
-            if event.usage is not None and not event.partial:
-                usage = usage + event.usage
-    session = await plan.session_service.get(app_name=plan.agent.name, user_id=plan.user_id, session_id=plan.session_id)
-    return ChatResult(events, plan.session_id, dict(session.state) if session else {}, usage=usage, agent_name=plan.agent.name)
+    result = await runner.run_to_result(user_id=plan.user_id, session_id=plan.session_id,
+                                        content=Content.user(plan.message), on_event=emit)
+    return ChatResult.from_events(result.events, result.session_id, result.state, agent_name=plan.agent.name)
 
 
 class _Cancel:

@@ -37,6 +37,7 @@ from ..core.context import InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
 from ..core.events import Event
 from ..models.base import Llm, LlmRequest
+from ..models.registry import AUTO_DEFAULTS
 from ..runner import RunConfig
 from ..sessions.base import BaseSessionService, Session
 from ..sessions.in_memory import InMemorySessionService
@@ -264,9 +265,10 @@ class Workspace:
                 raise UsageError(f"%%tool {var}: {_message(exc)}") from None
             made[var] = t
         for var, t in made.items():
+            replaced = [old for old in (self.tools.get(t.name), self.namespace.get(var)) if isinstance(old, Tool)]
             self.namespace[var] = t
             self.tools[t.name] = t
-            self._replace_in_agents(t)
+            self._replace_in_agents(replaced, t)
         return list(made.values())
 
     def _is_tool_source(self, obj: Any) -> bool:
@@ -277,11 +279,12 @@ class Workspace:
         # In a shell, only the cell's own functions (not ones it imported); without one, all given.
         return self.shell is None or getattr(obj, "__module__", None) == self.user_module_name
 
-    def _replace_in_agents(self, t: Tool) -> None:
-        """A redefined tool replaces the old one in every agent that uses it by name."""
+    def _replace_in_agents(self, replaced: list[Tool], t: Tool) -> None:
+        """A redefined tool replaces the very objects it redefines in every agent that holds them
+        (not another tool that happens to share its name)."""
         for entry in self.agents.values():
-            if t.name in entry.tool_names:
-                entry.agent.tools = [t if old.name == t.name else old for old in entry.agent.tools]
+            if any(old is r for old in entry.agent.tools for r in replaced):
+                entry.agent.tools = [t if any(old is r for r in replaced) else old for old in entry.agent.tools]
 
     # -- %%agent -------------------------------------------------------------------------------
     def define_agent(
@@ -380,7 +383,10 @@ class Workspace:
         held = self.namespace.get(name)
         if isinstance(held, Agent):
             return held
-        known = ", ".join(sorted(self.agents)) or "none yet"
+        every = self._all_agents()  # by their .name, as `%adk agents` lists them
+        if name in every:
+            return every[name]
+        known = ", ".join(sorted(every)) or "none yet"
         raise UsageError(f"Unknown agent {name!r} (agents: {known}). Define it with %%agent {name}.")
 
     # -- %%chat --------------------------------------------------------------------------------
@@ -684,7 +690,7 @@ def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) ->
             continue  # that provider is not part of this version
         try:
             default = inspect.signature(cls).parameters["model"].default
-            name = default if isinstance(default, str) else request.model
+            name = default if isinstance(default, str) else AUTO_DEFAULTS.get(key, request.model)
             body = _body_of(cls(name, api_key="(not sent)"), request)  # builds no connection
         except Exception as exc:  # noqa: BLE001 - one provider's failure is a note, not an error
             bodies.append((f"{label}: could not be built", f"{type(exc).__name__}: {exc}"))
