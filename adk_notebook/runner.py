@@ -18,8 +18,8 @@ from .agents.base import Agent
 from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
 from .core.errors import AdkError
-from .core.events import Event, Usage
-from .sessions.base import BaseSessionService, Session, session_not_found
+from .core.events import Event, Usage, new_id
+from .sessions.base import BaseSessionService, Session, mark_run_live, session_not_found
 from .sessions.in_memory import InMemorySessionService
 
 __all__ = ["RunConfig", "RunResult", "Runner"]
@@ -117,41 +117,51 @@ class Runner:
             if not config.auto_create_session:
                 raise session_not_found(self.app_name, user_id, session_id)
             session = await service.create(app_name=self.app_name, user_id=user_id, session_id=session_id, state=state)
-        ctx = InvocationContext(
-            agent=self.agent,
-            session=session,
-            session_service=service,
-            user_content=content,
-            run_config=config,
-            app_name=self.app_name,
-            artifact_service=self.artifact_service,
-            memory_service=self.memory_service,
-        )
-        await service.begin_run(session, ctx.invocation_id)  # refuses a second run on this session
+        run_id = "e-" + new_id()
+        await service.begin_run(session, run_id)  # refuses a second run on this session
         key = (user_id, session.id)
         claim = self._active[key] = (asyncio.get_running_loop(), asyncio.current_task())
+        ctx: InvocationContext | None = None
         try:
+            # Read again now that the session is ours: the run that held it may have added to it.
+            session = await service.get(app_name=self.app_name, user_id=user_id, session_id=session_id) or session
+            ctx = InvocationContext(
+                agent=self.agent,
+                session=session,
+                session_service=service,
+                user_content=content,
+                run_config=config,
+                app_name=self.app_name,
+                invocation_id=run_id,
+                artifact_service=self.artifact_service,
+                memory_service=self.memory_service,
+            )
             # A run that died (kill -9, a crashed kernel) may have left calls without an answer.
-            await _answer_dangling_calls(ctx, session, _INTERRUPTED)
-            user_event = Event("user", content, ctx.invocation_id)
+            repaired = await _answer_dangling_calls(ctx, session, _INTERRUPTED, _any_event)
+            if repaired is not None:
+                yield repaired
+            user_event = Event("user", content, run_id)
             await service.append_event(session, user_event)
             yield user_event
             async for event in self.agent.run_invocation(ctx):
                 if not event.partial:
                     await service.append_event(session, event)
                 yield event
+                mark_run_live(run_id, True)  # the consumer may step this stream from a new task each time
         except (asyncio.CancelledError, GeneratorExit):
-            # Read the session again: when this stream was abandoned and is only closed now,
-            # a later run may have answered these calls already.
-            fresh = await service.get(app_name=self.app_name, user_id=user_id, session_id=session.id)
-            if fresh is not None:
-                await _answer_dangling_calls(ctx, fresh, _CANCELLED)
+            if ctx is not None:
+                # Answer this run's own calls, reading the session again: when this stream was
+                # abandoned and is only closed now, a later run may have answered them already.
+                fresh = await service.get(app_name=self.app_name, user_id=user_id, session_id=session.id)
+                if fresh is not None:
+                    await _answer_dangling_calls(ctx, fresh, _CANCELLED, lambda e: e.invocation_id == run_id)
             raise
         finally:
             if self._active.get(key) is claim:
                 del self._active[key]
-            await service.end_run(session, ctx.invocation_id)
-            ctx.clear_temp_state()
+            await service.end_run(session, run_id)
+            if ctx is not None:
+                ctx.clear_temp_state()
 
     def cancel(self, *, user_id: str, session_id: str) -> bool:
         """Cancel the run in progress on a session (from any thread); False when there is none.
@@ -199,15 +209,22 @@ _INTERRUPTED = {"error": "An earlier run ended before this tool call finished; i
                 "code": "interrupted"}
 
 
-async def _answer_dangling_calls(ctx: InvocationContext, session: Session, response: dict[str, Any]) -> None:
-    """Answer every stored function call of `session` that has no response yet.
+def _any_event(event: Event) -> bool:
+    return True
+
+
+async def _answer_dangling_calls(
+    ctx: InvocationContext, session: Session, response: dict[str, Any], among: Callable[[Event], bool]
+) -> Event | None:
+    """Answer every stored function call (of the events `among` selects) that has no response yet.
 
     Providers reject a history with an unanswered call, so the next run would fail; an explicit
-    answer also tells the model what happened.
+    answer also tells the model what happened. Returns the stored event, if one was needed.
     """
     answered = {r.id for e in session.events for r in e.function_responses()}
-    pending = [c for e in session.events for c in e.function_calls() if c.id not in answered]
+    pending = [c for e in session.events if among(e) for c in e.function_calls() if c.id not in answered]
     if not pending:
-        return
+        return None
     parts = [Part(function_response=FunctionResponse(c.name, dict(response), c.id)) for c in pending]
-    await ctx.session_service.append_event(session, Event(ctx.agent.name, Content("tool", parts), ctx.invocation_id))
+    event = Event(ctx.agent.name, Content("tool", parts), ctx.invocation_id)
+    return await ctx.session_service.append_event(session, event)

@@ -38,11 +38,18 @@ def mark_run_live(run_id: str, live: bool) -> None:
 
 
 def run_is_live(run_id: str) -> bool:
-    """True while the run `run_id` of this process still has a task working on it."""
+    """Whether the run `run_id` of this process still holds its session.
+
+    Its task is the last one that resumed it. While that task runs, or after it ended normally
+    (a consumer may step the stream from a new task each time), the run is live; once the task
+    was cancelled or failed, the stream is abandoned and its claim is stale.
+    """
     if run_id not in _LIVE_RUNS:
         return False
     task = _LIVE_RUNS[run_id]
-    return task is None or not task.done()
+    if task is None or not task.done():
+        return True
+    return not task.cancelled() and task.exception() is None
 
 
 @dataclass(slots=True, eq=False)
