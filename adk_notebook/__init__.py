@@ -105,6 +105,7 @@ __all__ = [
     "LlmAgentBuilder",
     "LlmRequest",
     "LlmResponse",
+    "LocalModel",
     "MemoryEntry",
     "MergedToolset",
     "OpenAIModel",

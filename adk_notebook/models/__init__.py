@@ -12,6 +12,7 @@ __all__ = [
     "Llm",
     "LlmRequest",
     "LlmResponse",
+    "LocalModel",
     "OpenAIModel",
     "RetryPolicy",
     "ScriptedModel",
@@ -19,7 +20,7 @@ __all__ = [
 ]
 
 # Provider models are imported on first use, so `import adk_notebook` stays fast.
-_LAZY = {"AnthropicModel": ".anthropic", "GeminiModel": ".gemini", "OpenAIModel": ".openai", "RetryPolicy": ".http"}
+_LAZY = {"AnthropicModel": ".anthropic", "GeminiModel": ".gemini", "LocalModel": ".local", "OpenAIModel": ".openai", "RetryPolicy": ".http"}
 
 
 def __getattr__(name: str) -> object:

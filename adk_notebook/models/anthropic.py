@@ -160,6 +160,10 @@ class AnthropicModel(Llm):
             body["system"] = request.system_instruction
         if request.tools:
             body["tools"] = [_tool(d) for d in request.tools]
+            if config.tool_choice is not None:
+                body["tool_choice"] = {"auto": {"type": "auto"}, "none": {"type": "none"},
+                                       "required": {"type": "any"}}.get(config.tool_choice,
+                                                                        {"type": "tool", "name": config.tool_choice})
         body.update(_sampling(config))
         if stream:
             body["stream"] = True

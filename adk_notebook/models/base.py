@@ -25,6 +25,9 @@ class GenerateContentConfig:
     stop_sequences: list[str] | None = None
     response_schema: dict[str, Any] | None = None
     response_mime_type: str | None = None
+    # Whether the model may or must call a tool: "auto" (the providers' default), "none",
+    # "required" (some tool), or a tool's name (that tool).
+    tool_choice: str | None = None
 
 
 @dataclass(slots=True)

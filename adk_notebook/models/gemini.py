@@ -124,6 +124,13 @@ class GeminiModel(Llm):
             body["systemInstruction"] = {"parts": [{"text": request.system_instruction}]}
         if request.tools:
             body["tools"] = [{"functionDeclarations": [_declaration(d) for d in request.tools]}]
+            choice = request.config.tool_choice
+            if choice is not None:
+                mode = {"auto": "AUTO", "none": "NONE", "required": "ANY"}.get(choice, "ANY")
+                calling: dict[str, Any] = {"mode": mode}
+                if mode == "ANY" and choice != "required":
+                    calling["allowedFunctionNames"] = [choice]
+                body["toolConfig"] = {"functionCallingConfig": calling}
         config = _generation_config(request.config)
         if config:
             body["generationConfig"] = config

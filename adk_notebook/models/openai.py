@@ -166,6 +166,11 @@ class OpenAIModel(Llm):
                 for d in request.tools
             ]
         config = request.config
+        if config.tool_choice is not None and request.tools:
+            body["tool_choice"] = (
+                config.tool_choice if config.tool_choice in ("auto", "none", "required")
+                else {"type": "function", "function": {"name": config.tool_choice}}
+            )
         if config.temperature is not None:
             body["temperature"] = config.temperature
         if config.top_p is not None:
@@ -405,7 +410,9 @@ def _to_messages(content: Content) -> list[dict[str, Any]]:
 
 def _assistant_message(content: Content) -> dict[str, Any]:
     text = "".join(p.text for p in content.parts if p.text is not None and not p.thought)
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    # "" rather than null for a message that only calls tools: OpenAI takes both, and some
+    # compatible servers (llama.cpp's) fail on null.
+    message: dict[str, Any] = {"role": "assistant", "content": text}
     calls = [p.function_call for p in content.parts if p.function_call is not None]
     if calls:
         message["tool_calls"] = [

@@ -260,7 +260,7 @@ async def test_agent_loop_with_a_tool() -> None:
         {"role": "user", "content": "Weather in Tokyo?"},
         {
             "role": "assistant",
-            "content": None,
+            "content": "",  # not null: llama.cpp's server rejects null (tests/providers/test_llama_server.py)
             "tool_calls": [{"id": "call_w1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'}}],
         },
         {"role": "tool", "tool_call_id": "call_w1", "content": json.dumps({"city": "Tokyo", "condition": "sunny"})},
