@@ -23,7 +23,8 @@ from IPython.testing.globalipapp import start_ipython
 import adk_notebook
 from adk_notebook import FunctionCall, LlmAgent, ScriptedModel
 from adk_notebook.notebook import get_workspace, kernel
-from adk_notebook.notebook.magics import Workspace, split_chat_line
+from adk_notebook.notebook.magics import split_chat_line
+from adk_notebook.notebook.workspace import Workspace
 from adk_notebook.tools.base import Tool
 
 WEATHER_TOOL = '''%%tool --read-only
@@ -280,9 +281,9 @@ def test_options_llm_agent_does_not_take_yet_fail_clearly(shell: Any, capsys: py
         def __init__(self, *, name: str, model: Any = None, instruction: str = "", tools: Any = (), **rest: Any) -> None:
             super().__init__(name=name, model=model, instruction=instruction, tools=tools)
 
-    from adk_notebook.notebook import magics
+    from adk_notebook.notebook import workspace
 
-    monkeypatch.setattr(magics, "LlmAgent", OlderAgent)
+    monkeypatch.setattr(workspace, "LlmAgent", OlderAgent)
     run(shell, "from pydantic import BaseModel\nclass Answer(BaseModel):\n    city: str\n")
     assert "no tool_execution_strategy parameter yet" in fails(shell, "%%agent a --strategy parallel\nHi.", capsys)
     assert "no output_schema parameter yet" in fails(shell, "%%agent a --output-schema Answer\nHi.", capsys)

@@ -27,17 +27,8 @@ from adk_notebook import (
     Usage,
     tool,
 )
-from adk_notebook.notebook.render import (
-    LOG_LIMIT,
-    Transcript,
-    error_line,
-    escape,
-    markdown_to_html,
-    safe_url,
-    table_html,
-    transcript_html,
-    transcript_text,
-)
+from adk_notebook.notebook.render import error_line, escape, markdown_to_html, safe_url, table_html
+from adk_notebook.notebook.transcript import LOG_LIMIT, Transcript, transcript_html, transcript_text
 
 IMG_PROBE = "<img src=x onerror=window.__pwned=1>"
 SCRIPT_PROBE = "<script>window.__pwned=1</script>"

@@ -34,7 +34,8 @@ from adk_notebook import (
     ScriptedModel,
     Usage,
 )
-from adk_notebook.notebook.render import Transcript, markdown_to_html
+from adk_notebook.notebook.render import markdown_to_html
+from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -1,8 +1,10 @@
 """The notebook layer: `%load_ext adk_notebook` adds %%tool, %%agent, %%chat / %chat and %adk.
 
 IPython and ipywidgets are imported only when the extension loads, so `import adk_notebook`
-(and this package) stays fast. The logic lives in `magics` (the magics over a `Workspace`),
-`kernel` (running a chat on the kernel's loop) and `widgets` / `render` (what a run looks like).
+(and this package) stays fast. `magics` holds only the magics; the logic lives in `workspace`
+(the notebook's tools, agents and sessions), `tables` (what `%adk` shows), `wire` (what a model
+receives), `kernel` (running a chat on the kernel's loop), `transcript` (a run's events folded
+into one state) and `widgets` / `render` (what a run looks like).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .magics import Workspace
+    from .workspace import Workspace
 
 __all__ = ["get_workspace", "load_ipython_extension", "unload_ipython_extension"]
 

@@ -2,10 +2,10 @@
 /**
  * The live view of one adk-notebook run (the Python side is run_view.py).
  *
- * Model state: `state`, the whole run (see render.py `Transcript.state()`). The kernel sets it
+ * Model state: `state`, the whole run (see transcript.py `Transcript.state()`). The kernel sets it
  * when the run starts and once more when it ends; a saved notebook keeps the final one.
  * Custom messages from the kernel (never saved):
- *   {type: "delta", seq, ops}                what changed since delta seq-1 (ops: render.py)
+ *   {type: "delta", seq, ops}                what changed since delta seq-1 (ops: transcript.py)
  *   {type: "snapshot", nonce, seq, state}    the answer to this view's {type: "sync", ...}
  * Custom messages to the kernel: {type: "stop"} and {type: "sync", nonce, seq}.
  *
@@ -19,7 +19,7 @@
  */
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
-const LOG_LIMIT = 8192; // characters of a progress log kept on screen (as render.py)
+const LOG_LIMIT = 8192; // characters of a progress log kept on screen (as transcript.py)
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 
 /**

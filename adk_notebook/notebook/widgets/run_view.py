@@ -38,7 +38,8 @@ import traitlets
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
-from ..render import Transcript, state_html, state_text
+from ..render import state_html, state_text
+from ..transcript import Transcript
 
 __all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
 

@@ -1,0 +1,444 @@
+"""A run's transcript: its events, in order, folded into one JSON-ready state.
+
+`Transcript` keeps the user's prompt, model text (streamed, then complete), one card per tool
+call (arguments, status, duration, attempts, progress log, result, images, PDF references),
+state deltas, errors, token usage and wall time. The live widget (`widgets.run_view`) holds the
+same state and sends it as small ops while the run goes on; `render.state_html` /
+`render.state_text` draw it once the run is over, and `transcript_html` / `transcript_text`
+fold and draw a list of events in one call.
+
+What is kept is bounded (a tool's log to its tail, results and arguments to a few thousand
+characters), and media are described for the renderer here: only an image of an allowed type
+is inlined, and a file reference keeps an `href` only when it is a safe URL.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..core.content import Content, FunctionResponse, Part
+from ..core.events import Event, EventActions, ToolOutcome, ToolProgress, Usage
+from .render import IMAGE_TYPES, cap, error_line, safe_url, state_html, state_text
+
+__all__ = ["Transcript", "transcript_html", "transcript_text"]
+
+_MIME_ALIASES = {"image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg"}
+MAX_INLINE_IMAGE = 8 * 1024 * 1024  # bytes; larger images are listed, not shown
+MAX_INLINE_PDF = 10 * 1024 * 1024  # bytes; larger PDFs are listed, not embedded
+LOG_LIMIT = 8192  # characters of a tool's progress log kept on screen (the tail)
+MAX_RESULT = 20_000  # characters of a tool's result JSON shown
+MAX_ARGS = 4_000  # characters of a tool call's arguments shown
+MAX_VALUE = 80  # characters of one state value shown
+
+
+def _json(value: Any, *, indent: int | None = None) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=indent, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else _json(value)
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+def _media(part: Part, owner: str) -> dict[str, Any] | None:
+    """A JSON-ready description of an inline or file part, or None for other parts."""
+    if part.inline_data is not None:
+        blob = part.inline_data
+        mime = blob.mime_type.split(";", 1)[0].strip().lower()
+        mime = _MIME_ALIASES.get(mime, mime)
+        size = len(blob.data)
+        if mime in IMAGE_TYPES and size <= MAX_INLINE_IMAGE:
+            return {"k": "image", "mime": mime, "data": base64.b64encode(blob.data).decode("ascii"), "size": size}
+        if mime == "application/pdf":
+            data = base64.b64encode(blob.data).decode("ascii") if size <= MAX_INLINE_PDF else None
+            return {"k": "pdf", "name": f"{owner}.pdf", "href": None, "data": data, "size": size}
+        return {"k": "file", "mime": mime, "name": owner, "href": None, "size": size}
+    if part.file_data is not None:
+        ref = part.file_data
+        mime = ref.mime_type.split(";", 1)[0].strip().lower()
+        name = ref.file_uri.rstrip("/").rsplit("/", 1)[-1][:120] or ref.file_uri[:120]
+        kind = "pdf" if mime == "application/pdf" else "file"
+        return {"k": kind, "mime": mime, "name": name, "uri": ref.file_uri[:2000], "href": safe_url(ref.file_uri),
+                "data": None, "size": None}
+    return None
+
+
+class _Text:
+    __slots__ = ("author", "chunks", "done", "index")
+
+    def __init__(self, author: str, chunks: list[str], done: bool) -> None:
+        self.author, self.chunks, self.done = author, chunks, done
+        self.index = -1
+
+    def json(self) -> dict[str, Any]:
+        return {"k": "text", "author": self.author, "text": "".join(self.chunks), "done": self.done}
+
+
+class _Tool:
+    __slots__ = ("fields", "log", "log_len", "log_dropped")
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.fields = fields
+        self.log: list[str] = []
+        self.log_len = 0
+        self.log_dropped = 0
+
+    @classmethod
+    def card(cls, call_id: str | None, name: str, args: Any) -> _Tool:
+        """A new card for a call that is running."""
+        return cls({
+            "k": "tool", "id": call_id or "", "name": name, "args": cap(_json(args), MAX_ARGS),
+            "status": "running", "duration": None, "attempts": None, "error": None, "result": None,
+            "media": [], "long_running": False,
+        })
+
+    def append_log(self, chunk: str) -> None:
+        self.log.append(chunk)
+        self.log_len += len(chunk)
+        if self.log_len > 2 * LOG_LIMIT:  # amortised: join and cut once per LOG_LIMIT characters
+            text = "".join(self.log)
+            tail = _log_tail(text)
+            self.log_dropped += len(text) - len(tail)
+            self.log, self.log_len = [tail], len(tail)
+
+    def json(self) -> dict[str, Any]:
+        text = "".join(self.log)
+        tail = _log_tail(text) if len(text) > LOG_LIMIT else text
+        return {**self.fields, "log": tail, "log_dropped": self.log_dropped + len(text) - len(tail)}
+
+
+def _log_tail(text: str) -> str:
+    """The last LOG_LIMIT characters, starting at a line when there is one."""
+    if len(text) <= LOG_LIMIT:
+        return text
+    tail = text[-LOG_LIMIT:]
+    cut = tail.find("\n")
+    return tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
+
+
+class _Plain:
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.fields = fields
+
+    def json(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+
+class Transcript:
+    """The state of one run, folded from its events in order; the same for widget and HTML.
+
+    `add(event)` is cheap for streamed chunks (a list append). With `track=True` it also
+    records what changed as small ops, which the live widget sends in batches (`take_ops`);
+    `state()` is the whole JSON-ready state, for the widget's trait and for `state_html`.
+
+    Ops, each a list: `["i", item]` new item; `["t", index, text]` text appended;
+    `["e", index]` / `["e", index, text]` a text turn ended (with its full text when it differs
+    from what streamed); `["u", index, fields]` item fields changed; `["l", index, text, dropped]`
+    progress log appended (`dropped` characters before `text` were cut, to keep it bounded);
+    `["s", fields]` run fields changed.
+    """
+
+    def __init__(self, *, agent_name: str, prompt: str | None = None, session_id: str | None = None,
+                 track: bool = False) -> None:
+        self.agent_name = agent_name
+        self.prompt = prompt
+        self.session_id = session_id
+        self.status = "running"
+        self.error: str | None = None
+        self.started_at = time.time()
+        self.elapsed: float | None = None
+        self.usage = Usage()
+        self.has_usage = False
+        self.items: list[_Text | _Tool | _Plain] = []
+        self._open: _Text | None = None  # the text turn being streamed
+        self._cards: dict[str, int] = {}  # call id -> index of its tool card
+        self._seen_prompt = prompt is None
+        self._first_ts: float | None = None
+        self._last_ts: float | None = None
+        self._track = track
+        self._ops: list[list[Any]] = []
+        self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
+
+    # -- ops -------------------------------------------------------------------------------
+    def _op(self, op: list[Any]) -> None:
+        if self._track:
+            self._run = None
+            self._ops.append(op)
+
+    def _chunk(self, kind: str, index: int, text: str) -> None:
+        if self._track:
+            run = self._run
+            if run is not None and run[1] == index and run[0] == kind:
+                run[2].append(text)
+            else:
+                self._run = run = [kind, index, [text]]
+                self._ops.append(run)
+
+    def pending(self) -> bool:
+        """True when there are ops not yet taken."""
+        return bool(self._ops)
+
+    def take_ops(self) -> list[list[Any]]:
+        """The ops recorded since the last call, coalesced (text chunks joined)."""
+        ops, self._ops, self._run = self._ops, [], None
+        for op in ops:
+            if op[0] == "t":
+                op[2] = "".join(op[2])
+            elif op[0] == "l":
+                text = "".join(op[2])
+                tail = _log_tail(text) if len(text) > LOG_LIMIT else text
+                op[2:] = [tail, len(text) - len(tail)]
+        return ops
+
+    # -- folding events --------------------------------------------------------------------
+    def add(self, event: Event) -> None:
+        """Fold one event (partial ones included) into the state."""
+        if event.progress is not None:
+            self._progress(event.progress)
+            return
+        content = event.content
+        if event.partial:  # the hot path: one streamed chunk
+            if content is not None:
+                for part in content.parts:
+                    text = part.text
+                    if text and not part.thought:
+                        item = self._open
+                        if item is None or item.author != event.author:
+                            self._stream(event.author, text)
+                            continue
+                        item.chunks.append(text)
+                        run = self._run
+                        if run is not None and run[1] == item.index and run[0] == "t":
+                            run[2].append(text)
+                        else:
+                            self._chunk("t", item.index, text)
+            return
+        ts = event.timestamp
+        if self._first_ts is None:
+            self._first_ts = ts
+        self._last_ts = ts
+        if content is not None:
+            if content.role == "user" or event.author == "user":
+                self._user(content)
+            elif content.role == "tool" or (event.tool_outcomes and not content.function_calls()):
+                self._responses(event)
+            else:
+                self._model(event)
+        elif event.tool_outcomes:
+            self._outcomes(event.tool_outcomes)
+        actions = event.actions
+        if actions.state_delta or actions.artifact_delta or actions.transfer_to_agent:
+            self._state(actions)
+        if event.usage is not None:
+            self.usage = self.usage + event.usage
+            self.has_usage = True
+            self._op(["s", {"usage": self._usage_json()}])
+        if event.error is not None:
+            self._add(_Plain({"k": "error", "message": error_line(event.error)}))
+
+    def _add(self, item: _Text | _Tool | _Plain) -> int:
+        index = len(self.items)
+        if isinstance(item, _Text):
+            item.index = index
+        self.items.append(item)
+        self._op(["i", item.json()])
+        return index
+
+    def _stream(self, author: str, text: str) -> None:
+        item = self._open
+        if item is None or item.author != author:
+            self._close_text()
+            item = self._open = _Text(author, [], False)
+            self._add(item)
+        item.chunks.append(text)
+        self._chunk("t", item.index, text)
+
+    def _close_text(self, final: str | None = None) -> None:
+        item = self._open
+        if item is None:
+            return
+        self._open = None
+        item.done = True
+        index = item.index
+        if final and final != "".join(item.chunks):
+            item.chunks = [final]
+            self._op(["e", index, final])
+        else:
+            self._op(["e", index])
+
+    def _user(self, content: Content) -> None:
+        self._close_text()
+        text = content.text
+        if self.prompt is None:
+            self.prompt = text
+            self._seen_prompt = True
+            self._op(["s", {"prompt": text}])
+        elif not self._seen_prompt and text == self.prompt:
+            self._seen_prompt = True
+        elif text:
+            self._add(_Plain({"k": "user", "text": text}))
+        self._media_item(content.parts, "user")
+
+    def _model(self, event: Event) -> None:
+        content = event.content
+        assert content is not None
+        text = event.text
+        if self._open is not None and self._open.author == event.author:
+            self._close_text(text)
+        else:
+            self._close_text()
+            if text:
+                self._add(_Text(event.author, [text], True))
+        self._media_item(content.parts, event.author)
+        for call in content.function_calls():
+            key = call.id or f"#{len(self.items)}"
+            self._cards[key] = self._add(_Tool.card(call.id, call.name, call.args))
+
+    def _media_item(self, parts: Iterable[Part], owner: str) -> None:
+        media = [m for m in (_media(p, owner) for p in parts if p.inline_data is not None or p.file_data is not None) if m]
+        if media:
+            self._add(_Plain({"k": "media", "media": media}))
+
+    def _card(self, call_id: str | None, name: str, args: dict[str, Any] | None = None) -> int:
+        if call_id and call_id in self._cards:
+            return self._cards[call_id]
+        if not call_id:  # no id: the oldest running card of that name
+            for key, index in self._cards.items():
+                fields = self.items[index].fields  # type: ignore[union-attr]
+                if fields["name"] == name and fields["status"] == "running" and key.startswith("#"):
+                    return index
+        self._close_text()
+        index = self._add(_Tool.card(call_id, name, args or {}))
+        self._cards[call_id or f"#{index}"] = index
+        return index
+
+    def _update(self, index: int, fields: dict[str, Any]) -> None:
+        self.items[index].fields.update(fields)  # type: ignore[union-attr]
+        self._op(["u", index, fields])
+
+    def _responses(self, event: Event) -> None:
+        self._close_text()
+        outcomes = {o.call_id: o for o in event.tool_outcomes}
+        long_running = set(event.long_running_tool_ids)
+        for response in event.function_responses():
+            outcome = outcomes.pop(response.id or "", None)
+            index = self._card(response.id, response.name, outcome.args if outcome else None)
+            self._update(index, _response_fields(response, outcome, response.id in long_running))
+        if outcomes:
+            self._outcomes(outcomes.values())
+
+    def _outcomes(self, outcomes: Iterable[ToolOutcome]) -> None:
+        for o in outcomes:
+            index = self._card(o.call_id, o.tool_name, o.args)
+            self._update(index, {"status": "ok" if o.success else "error", "duration": o.duration,
+                                 "attempts": o.attempt, "error": error_line(o.error) if o.error else None})
+
+    def _progress(self, progress: ToolProgress) -> None:
+        index = self._card(progress.call_id, progress.tool_name)
+        card = self.items[index]
+        if progress.chunk:
+            card.append_log(progress.chunk)  # type: ignore[union-attr]
+            self._chunk("l", index, progress.chunk)
+
+    def _state(self, actions: EventActions) -> None:
+        fields: dict[str, Any] = {"k": "state", "delta": [[str(k), _short(v)] for k, v in actions.state_delta.items()]}
+        if actions.artifact_delta:
+            fields["artifacts"] = [[str(k), v] for k, v in actions.artifact_delta.items()]
+        if actions.transfer_to_agent:
+            fields["transfer"] = actions.transfer_to_agent
+        self._add(_Plain(fields))
+
+    def _usage_json(self) -> dict[str, int]:
+        u = self.usage
+        return {"input": u.input_tokens, "output": u.output_tokens, "total": u.total_tokens}
+
+    # -- the end ---------------------------------------------------------------------------
+    def finish(self, *, status: str = "done", error: BaseException | str | None = None,
+               elapsed: float | None = None, usage: Usage | None = None) -> None:
+        """Close the run: end the open text turn, settle running cards, record the outcome."""
+        self._close_text()
+        if status != "done":
+            for index in self._cards.values():
+                if self.items[index].fields["status"] == "running":  # type: ignore[union-attr]
+                    self._update(index, {"status": "cancelled"})
+        if error is not None:
+            self.error = error_line(error)
+        elif status == "cancelled":
+            self.error = "Run cancelled."
+        self.status = status
+        if elapsed is None and self._first_ts is not None and self._last_ts is not None:
+            elapsed = max(0.0, self._last_ts - self._first_ts)
+        self.elapsed = elapsed
+        if usage is not None and (usage.input_tokens or usage.output_tokens or usage.total_tokens):
+            self.usage, self.has_usage = usage, True
+        self._op(["s", {"status": status, "error": self.error, "elapsed": elapsed,
+                        "usage": self._usage_json() if self.has_usage else None}])
+
+    def state(self) -> dict[str, Any]:
+        """The whole state as JSON-ready data (what the widget's `state` trait holds)."""
+        return {
+            "v": 1,
+            "agent": self.agent_name,
+            "prompt": self.prompt,
+            "session_id": self.session_id,
+            "status": self.status,
+            "error": self.error,
+            "started_at": self.started_at,
+            "elapsed": self.elapsed,
+            "usage": self._usage_json() if self.has_usage else None,
+            "items": [item.json() for item in self.items],
+        }
+
+
+def _response_fields(response: FunctionResponse, outcome: ToolOutcome | None, long_running: bool) -> dict[str, Any]:
+    body = response.response
+    failed = isinstance(body, dict) and "error" in body
+    if outcome is not None:
+        status, error = ("ok" if outcome.success else "error"), outcome.error
+    else:
+        status, error = ("error" if failed else "ok"), (body.get("error") if failed else None)
+    fields: dict[str, Any] = {
+        "status": status,
+        "error": error_line(str(error)) if error else None,
+        "result": cap(_json(body, indent=2), MAX_RESULT),
+        "media": [m for m in (_media(p, response.name) for p in response.parts) if m],
+        "long_running": long_running,
+    }
+    if outcome is not None:
+        fields["duration"], fields["attempts"] = outcome.duration, outcome.attempt
+    return fields
+
+
+# -- a whole run at once -----------------------------------------------------------------------
+def _transcript(events: Sequence[Event], agent_name: str, prompt: str | None, status: str,
+                error: BaseException | None) -> dict[str, Any]:
+    transcript = Transcript(agent_name=agent_name, prompt=prompt)
+    for event in events:
+        transcript.add(event)
+    transcript.finish(status=status, error=error)
+    return transcript.state()
+
+
+def transcript_html(events: Sequence[Event], *, agent_name: str, prompt: str | None = None, status: str = "done",
+                    error: BaseException | None = None) -> str:
+    """A run as static HTML: prompt, text, tool cards, media, state, errors, usage, wall time.
+
+    `prompt` defaults to the text of the run's first user event. Every string is escaped.
+    """
+    return state_html(_transcript(events, agent_name, prompt, status, error))
+
+
+def transcript_text(events: Sequence[Event], *, agent_name: str, prompt: str | None = None, status: str = "done",
+                    error: BaseException | None = None) -> str:
+    """A run as plain text; the same content as `transcript_html`, images as one-line notes."""
+    return state_text(_transcript(events, agent_name, prompt, status, error))
+

@@ -1,0 +1,117 @@
+"""What a model receives: the request an agent would send next, and that request in each
+provider's wire format (`%adk request`).
+
+Nothing is sent and nothing is stored: the request is built on a copy of the session, with the
+next user message appended, and a provider model is made with a placeholder key only to call
+its body builder. A model that cannot be built here (no key, an extra not installed) does not
+stop the request from being shown; it stands in by its name. Each provider module that exists
+in this version adds its own body; one that is missing is skipped.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from ..agents.llm_agent import LlmAgent
+from ..core.content import Content
+from ..core.context import InvocationContext, ReadonlyContext
+from ..core.errors import AdkError
+from ..core.events import Event
+from ..models.base import LlmRequest
+from ..models.registry import AUTO_DEFAULTS
+from ..runner import RunConfig
+from ..sessions.base import BaseSessionService, Session
+from .display import model_label
+
+__all__ = ["next_request", "request_json", "wire_bodies"]
+
+
+class _NamedModel:
+    """Stands in for a model that cannot be built here (no key, no provider): its name is enough."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def next_request(agent: LlmAgent, service: BaseSessionService, found: Session | None, user: str, session_id: str,
+                       message: str) -> tuple[LlmRequest, Any]:
+    """The request `agent` would build now, with `message` as the next user message (nothing is stored)."""
+    session = Session(session_id, agent.name, user, state=dict(found.state) if found else {},
+                      events=list(found.events) if found else [])
+    ctx = InvocationContext(agent=agent, session=session, session_service=service, user_content=Content.user(message),
+                            run_config=RunConfig(), app_name=agent.name)
+    session.events.append(Event("user", ctx.user_content, ctx.invocation_id))
+    try:
+        model: Any = agent.resolve_model()
+    except (AdkError, ImportError):  # the request can be shown without the model
+        model = _NamedModel(model_label(agent.model))
+    tools = await agent.resolve_tools(ReadonlyContext(ctx))
+    declarations = [t.declaration() for t in tools.values()]
+    build = getattr(agent, "_request", None)
+    if build is not None:
+        return await build(ctx, model, declarations), model
+    system = await agent._system_instruction(ctx)  # type: ignore[attr-defined]  # an older LlmAgent
+    return LlmRequest(model.name, agent._contents(ctx), system, declarations), model
+
+
+def request_json(request: LlmRequest) -> dict[str, Any]:
+    """The request in our own, provider-neutral form, as JSON-ready data."""
+    return {
+        "model": request.model,
+        "system_instruction": request.system_instruction,
+        "contents": [c.to_dict() for c in request.contents],
+        "tools": [{"name": d.name, "description": d.description, "parameters": d.parameters} for d in request.tools],
+        "config": {k: v for k, v in _config_dict(request.config).items() if v is not None},
+    }
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    return asdict(config) if is_dataclass(config) else {}
+
+
+# -- provider wire formats (optional: each provider module that exists adds its own) ----------
+_PROVIDERS = {
+    # key: (module, class, label)
+    "openai": (".models.openai", "OpenAIModel", "OpenAI Chat Completions body (POST /chat/completions)"),
+    "gemini": (".models.gemini", "GeminiModel", "Gemini body (POST /models/MODEL:streamGenerateContent)"),
+    "anthropic": (".models.anthropic", "AnthropicModel", "Anthropic Messages body (POST /v1/messages)"),
+}
+
+
+def _body_of(model: Any, request: LlmRequest) -> dict[str, Any] | None:
+    """A provider model's JSON body for `request` (`build_body` / `request_body`), else None."""
+    build = getattr(model, "build_body", None) or getattr(model, "request_body", None)
+    if build is None or isinstance(model, _NamedModel):
+        return None
+    if "stream" in inspect.signature(build).parameters:
+        return build(request, stream=True)  # runs stream by default
+    return build(request)
+
+
+def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) -> list[tuple[str, Any]]:
+    """[(label, body)]: the agent's own provider when it has one, else (or with `provider`) each one."""
+    own = _body_of(model, request)
+    if own is not None and provider is None:
+        return [(f"As {type(model).__name__} sends it", own)]
+    keys = list(_PROVIDERS) if provider in (None, "all") else [provider]
+    bodies: list[tuple[str, Any]] = []
+    for key in keys:
+        module_name, class_name, label = _PROVIDERS[key]
+        try:
+            cls = getattr(importlib.import_module(module_name, "adk_notebook"), class_name)
+        except (ImportError, AttributeError):
+            continue  # that provider is not part of this version
+        try:
+            default = inspect.signature(cls).parameters["model"].default
+            name = default if isinstance(default, str) else AUTO_DEFAULTS.get(key, request.model)
+            body = _body_of(cls(name, api_key="(not sent)"), request)  # builds no connection
+        except Exception as exc:  # noqa: BLE001 - one provider's failure is a note, not an error
+            bodies.append((f"{label}: could not be built", f"{type(exc).__name__}: {exc}"))
+            continue
+        if body is not None:
+            bodies.append((label, body))
+    return bodies
+
