@@ -210,7 +210,7 @@ class OpenAIModel(Llm):
             raise self._stream_error(data["error"])
         choices = data.get("choices") or []
         if not choices:
-            raise AdkError.model(f"{self.provider_name} answered without choices.", code="no_choices", category="unavailable")
+            raise self._no_choices()
         choice = choices[0]
         message = choice.get("message") or {}
         finish = choice.get("finish_reason")
@@ -238,7 +238,7 @@ class OpenAIModel(Llm):
         slot_of: dict[int, int] = {}  # the delta's index -> position in `calls`
         finish: str | None = None
         usage: dict[str, Any] | None = None
-        done = False
+        done = answered = False
         loads, response, content, part = _loads, LlmResponse, Content, Part  # locals: the loop runs per chunk
         batches = self._transport.stream_sse_batches("/chat/completions", body)
         try:
@@ -259,6 +259,7 @@ class OpenAIModel(Llm):
                         continue
                     choices = chunk.get("choices")
                     if choices:
+                        answered = True
                         choice = choices[0]
                         delta = choice.get("delta")
                         if delta:
@@ -285,6 +286,8 @@ class OpenAIModel(Llm):
                         usage = chunk["usage"]
         finally:
             await batches.aclose()
+        if done and not answered:  # [DONE] after chunks with no choices: no answer at all
+            raise self._no_choices()
         if not done and finish is None:
             raise AdkError.model(
                 f"The {self.provider_name} stream ended before the answer was complete (no finish reason, no [DONE]). "
@@ -322,6 +325,9 @@ class OpenAIModel(Llm):
                 return FunctionCall(name, args, call_id)
             problem = f"a JSON {type(args).__name__}, not an object"
         return malformed_call(name, arguments, problem, call_id)
+
+    def _no_choices(self) -> AdkError:
+        return AdkError.model(f"{self.provider_name} answered without choices.", code="no_choices", category="unavailable")
 
     def _stream_error(self, error: Any) -> AdkError:
         """An error the server reported inside a 200 answer (OpenRouter does this mid-stream)."""
