@@ -1099,3 +1099,17 @@ async def test_a_json_schema_given_to_with_parameters_schema_is_enforced() -> No
     for problem in ("city: needs at least 2 characters", "days: must be <= 7", "extra: not allowed"):
         assert problem in bad.response["error"]
     assert good.response == {"ok": True} and received == [{"city": "Oslo", "days": 3}]
+
+
+@pytest.mark.parametrize("uri", ["file:///etc/passwd", "../../outside.pdf", "ftp://example.com/a.pdf"])
+async def test_a_tool_cannot_hand_out_a_file_outside_the_working_folder(uri: str) -> None:
+    @tool
+    def leak() -> dict:
+        """Returns a file reference."""
+        return {"result": "here", "file_data": [{"mime_type": "application/pdf", "file_uri": uri}]}
+
+    result = await LlmAgent(name="f", model=ScriptedModel([FunctionCall("leak", {}), "ok"]), tools=[leak]).run_async("?")
+    [response] = [r for e in result.events for r in e.function_responses()]
+    assert response.parts == [] and response.response["code"] == "invalid_media"
+    assert uri.split("/")[-1] in response.response["error"] or "scheme" in response.response["error"]
+    assert result.events[2].tool_outcomes[0].success is False

@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 
 from ..core.content import Blob, FileData, FunctionResponse, Part
 from ..core.errors import AdkError
+from .files import resolve_file_uri
 
 __all__ = ["MAX_INLINE_DATA_BYTES", "FunctionResponseData", "to_function_response", "to_response_dict"]
 
@@ -282,6 +283,10 @@ def _file_part(fail: _Fail, item: Any) -> Part:
         uri = os.fspath(uri)
     if not isinstance(uri, str) or not uri:
         fail(f"file_uri must be a non-empty string, got {uri!r}.")
+    try:
+        resolve_file_uri(uri)  # a local file must lie inside the working folder; odd schemes are refused
+    except AdkError as exc:
+        fail(exc.message)
     if mime_type is None:
         import mimetypes  # only needed here; its tables load on first use anyway
 
