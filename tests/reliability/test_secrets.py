@@ -6,7 +6,7 @@ The three provider keys are set to canary values in the environment. Then:
   do), streamed and not, directly and through the agent loop: str, repr, details, to_dict and
   the formatted traceback (with its chained causes);
 - everything `logging` emitted at DEBUG during those runs (httpx and httpcore included);
-- the saved .ipynb and the nbconvert HTML of two teaching notebooks executed on a real kernel
+- the saved .ipynb and the nbconvert HTML of every notebook executed on a real kernel
   whose environment holds the canary keys.
 """
 
@@ -140,7 +140,7 @@ async def test_401_echoing_the_key_is_scrubbed_everywhere(
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("name", ["02_function_tools.ipynb", "05_what_the_model_sees.ipynb"])
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
 def test_executed_notebooks_never_show_the_keys(name: str, canary_env: None, tmp_path: Path, tally: Any) -> None:
     import nbformat
     from nbclient import NotebookClient
@@ -155,7 +155,10 @@ def test_executed_notebooks_never_show_the_keys(name: str, canary_env: None, tmp
         f"for k, v in {hashes!r}.items()))"
     )
     nb.cells.append(probe)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    # allow_errors: with the canary keys set, 'auto' picks a provider that cannot be reached from
+    # here; what matters is that no error message, output or export shows a key.
+    NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     assert "CANARY-ENV True" in "".join(o.get("text", "") for o in nb.cells.pop().outputs)
     saved = tmp_path / name
     nbformat.write(nb, saved)
