@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from ..tools.base import FunctionDeclaration
 from ..tools.schema import inline_refs
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .http import HttpTransport, RetryPolicy
+from .keys import ANTHROPIC_KEYS, api_key_from_env, missing_api_key
 
 if TYPE_CHECKING:
     import httpx
@@ -104,14 +104,10 @@ class AnthropicModel(Llm):
         retry: RetryPolicy | None = None,
         timeout: float = 60.0,
     ) -> None:
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        key = api_key or api_key_from_env(ANTHROPIC_KEYS)
         if not key:
-            raise AdkError.config(
-                "No Anthropic API key. Set the ANTHROPIC_API_KEY environment variable, or pass "
-                "AnthropicModel(api_key=...). Keys come from https://console.anthropic.com/settings/keys.",
-                code="missing_api_key",
-                category="unauthorized",
-            )
+            raise missing_api_key("AnthropicModel", ANTHROPIC_KEYS, "pass AnthropicModel(api_key=...) "
+                                  "(keys: https://console.anthropic.com/settings/keys)")
         self.name = model
         self.max_tokens = max_tokens
         self._transport = HttpTransport(

@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -35,6 +34,7 @@ from ..tools.base import FunctionDeclaration
 from ..tools.schema import gemini_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .http import HttpTransport, RetryPolicy
+from .keys import GEMINI_KEYS, api_key_from_env, missing_api_key
 
 if TYPE_CHECKING:
     import httpx
@@ -84,14 +84,10 @@ class GeminiModel(Llm):
         retry: RetryPolicy | None = None,
         timeout: float = 60.0,
     ) -> None:
-        key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+        key = api_key or api_key_from_env(GEMINI_KEYS)
         if not key:
-            raise AdkError.config(
-                "No Gemini API key. Set the GOOGLE_API_KEY (or GEMINI_API_KEY) environment variable, or pass "
-                "GeminiModel(api_key=...). Keys come from https://aistudio.google.com/apikey.",
-                code="missing_api_key",
-                category="unauthorized",
-            )
+            raise missing_api_key("GeminiModel", GEMINI_KEYS,
+                                  "pass GeminiModel(api_key=...) (keys: https://aistudio.google.com/apikey)")
         self.name = model.removeprefix("models/")
         self._transport = HttpTransport(
             provider="gemini",

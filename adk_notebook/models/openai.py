@@ -31,10 +31,11 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ..core.content import Content, FunctionCall, Part, malformed_call
-from ..core.errors import AdkError, ErrorCategory
+from ..core.errors import AdkError
 from ..core.events import Usage
 from .base import Llm, LlmRequest, LlmResponse
 from .http import HttpTransport, RetryPolicy, _redact_url
+from .keys import OPENAI_KEYS, api_key_from_env, missing_api_key
 
 if TYPE_CHECKING:
     import httpx
@@ -86,7 +87,7 @@ class OpenAIModel(Llm):
         self.model = model
         self.provider_name = provider_name
         if provider_name == "openai":
-            api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+            api_key = api_key or api_key_from_env(OPENAI_KEYS)
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         elif base_url is None:
             raise AdkError.config(
@@ -125,18 +126,13 @@ class OpenAIModel(Llm):
         # A plain method returning the generator that does the work: one async step less per chunk.
         if self._missing_key:
             # The key may have been set (os.environ[...] in a later cell) since this model was made.
-            api_key = os.environ.get("OPENAI_API_KEY", "").strip()
+            api_key = api_key_from_env(OPENAI_KEYS)
             if api_key:
                 self._transport = self._make_transport(api_key)
                 self._missing_key = False
         if self._missing_key:
-            raise AdkError(
-                "config",
-                ErrorCategory.UNAUTHORIZED,
-                "missing_api_key",
-                "OpenAI needs an API key: set the OPENAI_API_KEY environment variable or pass "
-                "OpenAIModel(..., api_key=...). For a local OpenAI-compatible server, pass base_url= instead.",
-            )
+            raise missing_api_key("OpenAIModel", OPENAI_KEYS, "pass OpenAIModel(..., api_key=...); "
+                                  "for a local OpenAI-compatible server, pass base_url= instead")
         body = self.build_body(request, stream)
         return self._stream(body) if stream else self._complete(body)
 

@@ -23,19 +23,19 @@ from urllib.parse import urlsplit
 
 from ..core.errors import AdkError
 from .base import Llm
+from .keys import ANTHROPIC_KEYS, GEMINI_KEYS, OPENAI_KEYS, api_key_from_env, missing_api_key
 
 __all__ = ["AUTO_DEFAULTS", "resolve_model"]
 
 #: What "auto" picks for each provider it finds a key for.
 AUTO_DEFAULTS = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
-# provider -> (base URL, key variables, display name); OpenAI-compatible servers.
-_OPENAI_COMPATIBLE: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "deepseek": ("https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "DeepSeek"),
-    "groq": ("https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "Groq"),
-    "openrouter": ("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "OpenRouter"),
+# provider -> (base URL, key variables); OpenAI-compatible servers.
+_OPENAI_COMPATIBLE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "deepseek": ("https://api.deepseek.com", ("DEEPSEEK_API_KEY",)),
+    "groq": ("https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
+    "openrouter": ("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
 }
-_GEMINI_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 _PROVIDERS = ("gemini", "openai", "anthropic", "ollama", "deepseek", "groq", "openrouter", "local")
 # Bare model names people type, and the provider they belong to (for "did you mean").
 _FAMILY_HINTS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("claude", "anthropic"),
@@ -76,50 +76,36 @@ def resolve_model(model: Llm | str) -> Llm:
     if not name:
         raise AdkError.config(f"Model string {text!r} names no model: write '{provider}:<model>'.", code="invalid_model")
     if provider == "gemini":
-        return _build("gemini", "GeminiModel", name, api_key=_key(text, _GEMINI_KEYS, "Gemini"))
+        return _build("gemini", "GeminiModel", name, api_key=_key(text, GEMINI_KEYS))
     if provider == "anthropic":
-        return _build("anthropic", "AnthropicModel", name, api_key=_key(text, ("ANTHROPIC_API_KEY",), "Anthropic"))
+        return _build("anthropic", "AnthropicModel", name, api_key=_key(text, ANTHROPIC_KEYS))
     from .openai import OpenAIModel
 
     if provider == "openai":
         base_url = os.environ.get("OPENAI_BASE_URL") or None
         # A local OpenAI-compatible server (OPENAI_BASE_URL) may need no key; OpenAI itself does.
-        api_key = _env(("OPENAI_API_KEY",)) if base_url else _key(text, ("OPENAI_API_KEY",), "OpenAI")
+        api_key = api_key_from_env(OPENAI_KEYS) if base_url else _key(text, OPENAI_KEYS)
         return OpenAIModel(name, api_key=api_key, base_url=base_url)
     if provider == "ollama":
         return OpenAIModel(name, base_url=_ollama_url(), provider_name="ollama")
-    base_url, variables, display = _OPENAI_COMPATIBLE[provider]
-    return OpenAIModel(name, api_key=_key(text, variables, display), base_url=base_url, provider_name=provider)
+    base_url, variables = _OPENAI_COMPATIBLE[provider]
+    return OpenAIModel(name, api_key=_key(text, variables), base_url=base_url, provider_name=provider)
 
 
 def _auto() -> Llm:
-    if _env(_GEMINI_KEYS):
+    if api_key_from_env(GEMINI_KEYS):
         return resolve_model(AUTO_DEFAULTS["gemini"])
-    if _env(("OPENAI_API_KEY",)):
+    if api_key_from_env(OPENAI_KEYS):
         return resolve_model("openai:" + AUTO_DEFAULTS["openai"])
-    if _env(("ANTHROPIC_API_KEY",)):
+    if api_key_from_env(ANTHROPIC_KEYS):
         return resolve_model("anthropic:" + AUTO_DEFAULTS["anthropic"])
     return _build("local", "LocalModel", model_path=None)
 
 
-def _env(variables: tuple[str, ...]) -> str | None:
-    for variable in variables:
-        value = os.environ.get(variable, "").strip()
-        if value:
-            return value
-    return None
-
-
-def _key(model: str, variables: tuple[str, ...], display: str) -> str:
-    value = _env(variables)
+def _key(model: str, variables: tuple[str, ...]) -> str:
+    value = api_key_from_env(variables)
     if value is None:
-        names = " or ".join(variables)
-        raise AdkError.config(
-            f"Model {model!r} needs an API key for {display}: set the {names} environment variable "
-            f"(in a notebook: os.environ[{variables[0]!r}] = '...'), or pass a model object with api_key=.",
-            code="missing_api_key",
-            category="unauthorized",
-        )
+        raise missing_api_key(f"Model {model!r}", variables, "pass a model object with api_key=")
     return value
 
 
