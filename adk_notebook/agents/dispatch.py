@@ -106,7 +106,7 @@ class ToolDispatcher:
         )
 
     def _progress_event(self, progress: Any) -> Event:
-        return Event(self.agent.name, None, self.invocation.invocation_id, partial=True, progress=progress)
+        return Event.chunk(self.agent.name, None, self.invocation.invocation_id, progress)
 
     async def _run_batch(
         self, calls: list[FunctionCall], actions: EventActions, channel: ProgressChannel, results: list[_Result | None]

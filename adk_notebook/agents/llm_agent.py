@@ -153,9 +153,10 @@ class LlmAgent(Agent):
             cb_ctx = CallbackContext(ctx)
             response = await self.before_model_callback(cb_ctx, request) if self.before_model_callback else None
             if response is None:
+                chunk, name, invocation_id = Event.chunk, self.name, ctx.invocation_id  # locals: once per chunk
                 async for response in model.generate_content(request, stream=ctx.run_config.streaming):
                     if response.partial:
-                        yield Event(self.name, response.content, ctx.invocation_id, partial=True)
+                        yield chunk(name, response.content, invocation_id)
                 if response is None or response.partial:
                     raise AdkError.model(f"Model {model.name!r} ended its answer without a complete response.",
                                          code="no_response", category="unavailable")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
+from time import time as _now
 from typing import Any
 
 from .content import Content, FunctionCall, FunctionResponse
@@ -17,6 +19,7 @@ from .errors import AdkError
 
 __all__ = ["Event", "EventActions", "ToolOutcome", "ToolProgress", "Usage", "new_id"]
 
+_new_object = object.__new__
 
 _ID_PREFIX = os.urandom(10).hex()  # 80 random bits per process ...
 _ID_COUNTER = itertools.count()  # ... and a counter: unique without a system call per event
@@ -108,25 +111,117 @@ class ToolOutcome:
                 "duration": self.duration, "error": self.error, "attempt": self.attempt}
 
 
-@dataclass(slots=True)
-class Event:
-    """One step of a run. `author` is "user" or the agent's name."""
+def _made_on_first_use(slot: str, factory: Callable[[], Any]) -> property:
+    """An attribute whose empty value is made when first read, so events that never use it do not pay."""
+    read = attrgetter(slot)
 
-    author: str
-    content: Content | None = None
-    invocation_id: str = ""
-    id: str = field(default_factory=new_id)
-    timestamp: float = field(default_factory=time.time)
-    partial: bool = False
-    turn_complete: bool = False
-    actions: EventActions = field(default_factory=EventActions)
-    long_running_tool_ids: list[str] = field(default_factory=list)
-    usage: Usage | None = None
-    error: AdkError | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    progress: ToolProgress | None = None
-    tool_outcomes: list[ToolOutcome] = field(default_factory=list)
-    output: Any = None  # the validated output-schema value on a final answer (not stored)
+    def get(self: Event) -> Any:
+        value = read(self)
+        if value is None:
+            value = factory()
+            setattr(self, slot, value)
+        return value
+
+    def set(self: Event, value: Any) -> None:
+        setattr(self, slot, value)
+
+    return property(get, set)
+
+
+_MADE_ON_FIRST_USE = frozenset({"actions", "long_running_tool_ids", "metadata", "tool_outcomes"})
+_NO_ACTIONS = EventActions()
+
+
+class Event:
+    """One step of a run. `author` is "user" or the agent's name.
+
+    A streamed answer makes one event per chunk, so an event is cheap to make: its id and
+    its containers (`actions`, `metadata`, ...) are created when first read.
+    """
+
+    __slots__ = ("author", "content", "invocation_id", "timestamp", "partial", "turn_complete", "usage", "error",
+                 "progress", "output", "_id", "_actions", "_long_running_tool_ids", "_metadata", "_tool_outcomes")
+
+    def __init__(
+        self,
+        author: str,
+        content: Content | None = None,
+        invocation_id: str = "",
+        *,
+        id: str | None = None,
+        timestamp: float | None = None,
+        partial: bool = False,
+        turn_complete: bool = False,
+        actions: EventActions | None = None,
+        long_running_tool_ids: list[str] | None = None,
+        usage: Usage | None = None,
+        error: AdkError | None = None,
+        metadata: dict[str, Any] | None = None,
+        progress: ToolProgress | None = None,
+        tool_outcomes: list[ToolOutcome] | None = None,
+        output: Any = None,  # the validated output-schema value on a final answer (not stored)
+    ) -> None:
+        self.author = author
+        self.content = content
+        self.invocation_id = invocation_id
+        self.timestamp = _now() if timestamp is None else timestamp
+        self.partial = partial
+        self.turn_complete = turn_complete
+        self.usage = usage
+        self.error = error
+        self.progress = progress
+        self.output = output
+        self._id = id
+        self._actions = actions
+        self._long_running_tool_ids = long_running_tool_ids
+        self._metadata = metadata
+        self._tool_outcomes = tool_outcomes
+
+    @classmethod
+    def chunk(cls, author: str, content: Content | None, invocation_id: str,
+              progress: ToolProgress | None = None) -> Event:
+        """A partial event: a streamed piece of an answer, or a line of tool progress.
+
+        The same as `Event(author, content, invocation_id, partial=True, progress=progress)`,
+        made without the keyword handling: a streamed answer makes one per chunk.
+        """
+        event = _new_object(cls)
+        event.author, event.content, event.invocation_id, event.progress = author, content, invocation_id, progress
+        event.timestamp, event.partial, event.turn_complete = _now(), True, False
+        event.usage = event.error = event.output = event._id = event._actions = None
+        event._long_running_tool_ids = event._metadata = event._tool_outcomes = None
+        return event
+
+    id: str = _made_on_first_use("_id", new_id)  # type: ignore[assignment]
+    actions: EventActions = _made_on_first_use("_actions", EventActions)  # type: ignore[assignment]
+    long_running_tool_ids: list[str] = _made_on_first_use("_long_running_tool_ids", list)  # type: ignore[assignment]
+    metadata: dict[str, Any] = _made_on_first_use("_metadata", dict)  # type: ignore[assignment]
+    tool_outcomes: list[ToolOutcome] = _made_on_first_use("_tool_outcomes", list)  # type: ignore[assignment]
+
+    _FIELDS = ("author", "content", "invocation_id", "id", "timestamp", "partial", "turn_complete", "actions",
+               "long_running_tool_ids", "usage", "error", "metadata", "progress", "tool_outcomes", "output")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass
+
+    def __getstate__(self) -> object:
+        self.id  # noqa: B018  # draw the id now, so a copy or a pickle keeps the same one
+        return object.__getstate__(self)
+
+    def __repr__(self) -> str:
+        # Only the fields that say something: a chunk's repr is not a row of empty containers.
+        shown = [f"author={self.author!r}", f"id={self.id!r}"]
+        for name in self._FIELDS:
+            if name in ("author", "id", "timestamp"):
+                continue
+            value = getattr(self, "_" + name if name in _MADE_ON_FIRST_USE else name)
+            if value and value != _NO_ACTIONS:
+                shown.append(f"{name}={value!r}")
+        return f"Event({', '.join(shown)})"
 
     @property
     def text(self) -> str:
