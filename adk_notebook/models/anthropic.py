@@ -32,7 +32,7 @@ from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
 from ..tools.schema import inline_refs
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import HttpTransport, RetryPolicy
+from .http import HttpTransport, RetryPolicy, parse_json
 from .keys import ANTHROPIC_KEYS, api_key_from_env, missing_api_key
 
 if TYPE_CHECKING:
@@ -415,7 +415,7 @@ def _input(block: dict[str, Any], stop_reason: str | None) -> FunctionCall:
 
 def _loads(data: str) -> Any:
     try:
-        return json.loads(data)
+        return parse_json(data)
     except ValueError:
         raise _invalid(f"a streamed event is not JSON: {data[:200]!r}") from None
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -33,7 +32,7 @@ from ..core.events import Usage, new_id
 from ..tools.base import FunctionDeclaration
 from ..tools.schema import gemini_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import HttpTransport, RetryPolicy
+from .http import HttpTransport, RetryPolicy, parse_json
 from .keys import GEMINI_KEYS, api_key_from_env, missing_api_key
 
 if TYPE_CHECKING:
@@ -352,7 +351,7 @@ def _usage(meta: dict[str, Any]) -> Usage:
 
 def _loads(data: str) -> Any:
     try:
-        return json.loads(data)
+        return parse_json(data)
     except ValueError:
         raise _invalid(f"a streamed chunk is not JSON: {data[:200]!r}") from None
 

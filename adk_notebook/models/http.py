@@ -44,7 +44,7 @@ from ..core.errors import AdkError, ErrorCategory
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpTransport", "RetryPolicy", "ServerSentEvent", "SseDecoder"]
+__all__ = ["HttpTransport", "RetryPolicy", "ServerSentEvent", "SseDecoder", "parse_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -493,6 +493,22 @@ class SseDecoder:
             elif block:
                 _parse_block(block, out)
         return out
+
+
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads`, in one decoder call for the usual stream chunk (no surrounding whitespace).
+
+    Anything else (whitespace, trailing junk, invalid JSON) goes to `json.loads`, so results
+    and errors are exactly its own.
+    """
+    try:
+        value, end = _raw_decode(text)
+    except ValueError:
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
 
 
 def _parse_block(block: str, out: list[tuple[str | None, str]]) -> None:

@@ -34,7 +34,7 @@ from ..core.content import Content, FunctionCall, Part, malformed_call
 from ..core.errors import AdkError
 from ..core.events import Usage
 from .base import Llm, LlmRequest, LlmResponse
-from .http import HttpTransport, RetryPolicy, _redact_url
+from .http import HttpTransport, RetryPolicy, _redact_url, parse_json
 from .keys import OPENAI_KEYS, api_key_from_env, missing_api_key
 
 if TYPE_CHECKING:
@@ -43,14 +43,12 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIModel"]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-#: The one key of a FunctionCall's args when the model's arguments were not valid JSON.
 
 _FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety", "tool_calls": "tool_calls", "function_call": "tool_calls"}
 _ERROR_CATEGORY = {400: "invalid_input", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout", 429: "rate_limited"}
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 # Providers that reject OpenAI-unknown sampling fields such as top_k.
 _NO_TOP_K = frozenset({"openai", "deepseek", "groq"})
-_loads = json.loads
 
 
 class OpenAIModel(Llm):
@@ -227,7 +225,7 @@ class OpenAIModel(Llm):
         return LlmResponse(Content("model", parts), finish_reason=_FINISH.get(finish, finish), usage=_usage(data.get("usage")))
 
     async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
-        """The per-chunk path: json.loads, a few dict lookups, one small response per text delta."""
+        """The per-chunk path: one JSON decode, a few dict lookups, one small response per text delta."""
         texts: list[str] = []
         thoughts: list[str] = []
         calls: list[list[Any]] = []  # [id, name, [argument pieces]]
@@ -235,7 +233,7 @@ class OpenAIModel(Llm):
         finish: str | None = None
         usage: dict[str, Any] | None = None
         done = answered = False
-        loads, response, content, part = _loads, LlmResponse, Content, Part  # locals: the loop runs per chunk
+        loads, response, content, part = parse_json, LlmResponse, Content, Part  # locals: the loop runs per chunk
         batches = self._transport.stream_sse_batches("/chat/completions", body)
         try:
             async for batch in batches:
@@ -306,7 +304,7 @@ class OpenAIModel(Llm):
         if not arguments or not arguments.strip():
             return FunctionCall(name, {}, call_id)
         try:
-            args = _loads(arguments)
+            args = parse_json(arguments)
         except ValueError as exc:
             if finish == "length":
                 raise AdkError.model(

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loopback import LoopbackServer, Reply, sse
 
 from adk_notebook import AdkError
-from adk_notebook.models.http import HttpTransport, RetryPolicy, ServerSentEvent
+from adk_notebook.models.http import HttpTransport, RetryPolicy, ServerSentEvent, parse_json
 
 KEY = "sk-" + "test-SECRET-0123456789"
 FAST = RetryPolicy(max_retries=3, initial_delay=0.01, max_delay=0.05)
@@ -347,3 +351,32 @@ def test_sse_decoder_is_independent_of_how_the_bytes_are_cut(size: int) -> None:
         events += decoder.feed(raw[i : i + size])
     events += decoder.close()
     assert events == [(None, "héllo 🌍"), (None, "a\nb"), ("e", '{"x": 1}'), (None, "end")]
+
+
+# -- parse_json: the stream chunk decoder ----------------------------------------------------------
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+_AROUND = st.sampled_from(["", " ", "\n", "\t \r\n", "x", ",", "}", " {}", "]", "\u00a0"])
+
+
+def _loads_outcome(parse: Any, text: str) -> tuple[str, str]:
+    try:
+        return "value", repr(parse(text))
+    except ValueError as exc:
+        return type(exc).__name__, str(exc)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_JSON_VALUES, before=_AROUND, after=_AROUND)
+def test_parse_json_answers_and_fails_exactly_like_json_loads(value: Any, before: str, after: str) -> None:
+    text = before + json.dumps(value) + after
+    assert _loads_outcome(parse_json, text) == _loads_outcome(json.loads, text)
+
+
+@pytest.mark.parametrize("text", ["", " ", "NaN", "-Infinity", "1e999", '"\\ud800"', "[1, 2", '{"a": 1}{"b": 2}', "01"])
+def test_parse_json_edge_cases_match_json_loads(text: str) -> None:
+    assert _loads_outcome(parse_json, text) == _loads_outcome(json.loads, text)
