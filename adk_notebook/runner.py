@@ -17,9 +17,8 @@ from ._sync import run_sync
 from .agents.base import Agent
 from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
-from .core.errors import AdkError
 from .core.events import Event, Usage, new_id
-from .sessions.base import BaseSessionService, Session, mark_run_live, session_not_found
+from .sessions.base import BaseSessionService, Session, run_marker, session_not_found
 from .sessions.in_memory import InMemorySessionService
 
 __all__ = ["RunConfig", "RunResult", "Runner"]
@@ -143,11 +142,12 @@ class Runner:
             user_event = Event("user", content, run_id)
             await service.append_event(session, user_event)
             yield user_event
+            mark_live = run_marker(run_id)
             async for event in self.agent.run_invocation(ctx):
                 if not event.partial:
                     await service.append_event(session, event)
                 yield event
-                mark_run_live(run_id, True)  # the consumer may step this stream from a new task each time
+                mark_live()  # the consumer may step this stream from a new task each time
         except (asyncio.CancelledError, GeneratorExit):
             if ctx is not None:
                 # Answer this run's own calls, reading the session again: when this stream was

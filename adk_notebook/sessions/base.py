@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "BaseSessionService",
     "Session",
     "mark_run_live",
+    "run_marker",
     "run_is_live",
     "session_busy",
     "session_exists",
@@ -35,6 +37,16 @@ def mark_run_live(run_id: str, live: bool) -> None:
         _LIVE_RUNS[run_id] = asyncio.current_task()
     else:
         _LIVE_RUNS.pop(run_id, None)
+
+
+def run_marker(run_id: str) -> Callable[[], None]:
+    """`mark_run_live(run_id, True)` as a callable cheap enough for the runner to call at every event."""
+    loop, current_task, live = asyncio.get_running_loop(), asyncio.current_task, _LIVE_RUNS
+
+    def mark() -> None:
+        live[run_id] = current_task(loop)
+
+    return mark
 
 
 def run_is_live(run_id: str) -> bool:
