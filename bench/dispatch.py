@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import time
 
 from adk_notebook import FunctionCall, FunctionTool, LlmAgent, ScriptedModel, ToolExecutionStrategy
 

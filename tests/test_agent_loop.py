@@ -198,7 +198,6 @@ async def test_session_that_does_not_exist() -> None:
 
 
 async def test_streaming_off_yields_no_partial_events() -> None:
-    from adk_notebook import RunConfig
 
     agent = LlmAgent(name="x", model=ScriptedModel(["one two three"]))
     result = await agent.run_async("hi", streaming=False)

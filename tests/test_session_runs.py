@@ -14,7 +14,6 @@ from adk_notebook import (
     Content,
     Event,
     FunctionCall,
-    FunctionResponse,
     InMemorySessionService,
     LlmAgent,
     Part,
