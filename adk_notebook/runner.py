@@ -8,7 +8,8 @@ invocation's `temp:` state at the end.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import weakref
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Self
@@ -97,7 +98,7 @@ class Runner:
         self.run_config = run_config or RunConfig()
         self._active: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, asyncio.Task[Any] | None]] = {}
 
-    async def run(
+    def run(
         self,
         *,
         user_id: str,
@@ -105,8 +106,27 @@ class Runner:
         content: Content | str,
         run_config: RunConfig | None = None,
         state: dict[str, Any] | None = None,
-    ) -> AsyncIterator[Event]:
-        """Run the agent on `content`; yield every event, partial chunks included."""
+    ) -> AsyncGenerator[Event, None]:
+        """Run the agent on `content`; yield every event, partial chunks included.
+
+        Closing the stream stops the run. So does cancelling the task that consumes it, even
+        when the cancel lands in that task's own await rather than in the stream: the session
+        is released and the run's open calls are answered at once.
+        """
+        watch = _CloseWhenCancelled()
+        stream = self._run(user_id, session_id, content, run_config, state, watch)
+        watch.stream = weakref.ref(stream)  # weak: the stream holds the watch, and must stay collectable
+        return stream
+
+    async def _run(
+        self,
+        user_id: str,
+        session_id: str,
+        content: Content | str,
+        run_config: RunConfig | None,
+        state: dict[str, Any] | None,
+        watch: _CloseWhenCancelled,
+    ) -> AsyncGenerator[Event, None]:
         config = run_config or self.run_config
         if isinstance(content, str):
             content = Content.user(content)
@@ -120,6 +140,8 @@ class Runner:
         await service.begin_run(session, run_id)  # refuses a second run on this session
         key = (user_id, session.id)
         claim = self._active[key] = (asyncio.get_running_loop(), asyncio.current_task())
+        mark_live = run_marker(run_id, watch.follow)
+        mark_live()
         ctx: InvocationContext | None = None
         try:
             # Read again now that the session is ours: the run that held it may have added to it.
@@ -139,10 +161,11 @@ class Runner:
             repaired = await _answer_dangling_calls(ctx, session, _INTERRUPTED, _any_event)
             if repaired is not None:
                 yield repaired
+                mark_live()
             user_event = Event("user", content, run_id)
             await service.append_event(session, user_event)
             yield user_event
-            mark_live = run_marker(run_id)
+            mark_live()
             async for event in self.agent.run_invocation(ctx):
                 if not event.partial:
                     await service.append_event(session, event)
@@ -157,6 +180,7 @@ class Runner:
                     await _answer_dangling_calls(ctx, fresh, _CANCELLED, lambda e: e.invocation_id == run_id)
             raise
         finally:
+            watch.follow(None)
             if self._active.get(key) is claim:
                 del self._active[key]
             await service.end_run(session, run_id)
@@ -203,6 +227,41 @@ class Runner:
         """Blocking `run_to_result` for scripts (also safe inside a running kernel)."""
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
 
+
+class _CloseWhenCancelled:
+    """Closes a run whose consumer's task is cancelled while the run waits at a `yield`.
+
+    The cancel then lands in the consumer's own await, not in the run; left alone, the run
+    would keep its session claimed and its calls unanswered until the stream is collected,
+    which never happens while a variable (a notebook's, say) still holds it.
+    """
+
+    __slots__ = ("stream", "_task")
+
+    def __init__(self) -> None:
+        self.stream: weakref.ref[AsyncGenerator[Event, None]] | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    def follow(self, task: asyncio.Task[Any] | None) -> None:
+        """Watch `task`, the one stepping the run now (None when the run ends)."""
+        if self._task is not None:
+            self._task.remove_done_callback(self._task_done)
+        self._task = task
+        if task is not None:
+            task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        stream = self.stream() if self.stream is not None else None
+        if task is not self._task or not task.cancelled() or stream is None or stream.ag_frame is None:
+            return  # another task steps the run, the task ended some other way, or the run is over
+        if stream.ag_running:
+            return  # the cancel reached the run itself, which answers it
+        closing = task.get_loop().create_task(stream.aclose())
+        _CLOSING.add(closing)
+        closing.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[asyncio.Task[None]] = set()  # closes in flight, held so they are not collected midway
 
 _CANCELLED = {"error": "The run was cancelled before this tool call finished.", "code": "cancelled"}
 _INTERRUPTED = {"error": "An earlier run ended before this tool call finished; its result is unknown.",

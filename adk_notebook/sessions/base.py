@@ -39,12 +39,23 @@ def mark_run_live(run_id: str, live: bool) -> None:
         _LIVE_RUNS.pop(run_id, None)
 
 
-def run_marker(run_id: str) -> Callable[[], None]:
-    """`mark_run_live(run_id, True)` as a callable cheap enough for the runner to call at every event."""
+def run_marker(
+    run_id: str, on_new_task: Callable[[asyncio.Task[Any] | None], None] | None = None
+) -> Callable[[], None]:
+    """`mark_run_live(run_id, True)` as a callable cheap enough for the runner to call at every event.
+
+    `on_new_task` hears of each task that steps the run, when it differs from the last one.
+    """
     loop, current_task, live = asyncio.get_running_loop(), asyncio.current_task, _LIVE_RUNS
+    last: asyncio.Task[Any] | None = None
 
     def mark() -> None:
-        live[run_id] = current_task(loop)
+        nonlocal last
+        task = live[run_id] = current_task(loop)
+        if task is not last:
+            last = task
+            if on_new_task is not None:
+                on_new_task(task)
 
     return mark
 

@@ -415,10 +415,10 @@ class Abandoned:
     path: str | None
 
 
-async def abandon_a_run(backend: str, tmp_path: Any) -> Abandoned:
-    """Start a run whose consumer is cancelled while it awaits something of its own after the
-    function call event (no aclosing); the stream stays referenced, as a notebook global or a UI
-    object would hold it."""
+async def abandon_a_run(backend: str, tmp_path: Any, ending: str) -> Abandoned:
+    """Start a run whose consumer ends (`ending`: "cancelled" or "failed") while it awaits something
+    of its own after the function call event (no aclosing); the stream stays referenced, as a
+    notebook global or a UI object would hold it."""
     path = str(tmp_path / "sessions.db") if backend == "sqlite" else None
     service = SqliteSessionService(path) if path else InMemorySessionService()
     model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
@@ -426,17 +426,25 @@ async def abandon_a_run(backend: str, tmp_path: Any) -> Abandoned:
                     session_service=service)
     session = await service.create(app_name="a", user_id=USER)
     stream = runner.run(user_id=USER, session_id=session.id, content="go")
+    shown = asyncio.Event()
+    sending: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     async def consume() -> None:
         async for event in stream:
             if event.function_calls():
-                await asyncio.sleep(10)  # e.g. sending the event over a websocket
+                shown.set()
+                await sending  # e.g. sending the event over a websocket
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.05)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await asyncio.wait_for(shown.wait(), 5)
+    if ending == "cancelled":
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        sending.set_exception(ConnectionError("the websocket closed"))
+        with pytest.raises(ConnectionError):
+            await task
     return Abandoned(runner, service, model, session, stream, path)
 
 
@@ -447,21 +455,25 @@ def open_claims(path: str | None) -> list[tuple[Any, ...]]:
         return conn.execute("SELECT session_id, run_id, pid FROM session_runs").fetchall()
 
 
+def call_codes(contents: list[Content]) -> dict[str, Any]:
+    return {r.id: r.response.get("code") for content in contents for r in content.function_responses()}
+
+
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_cancel_in_the_consumers_own_await_then_the_next_run_recovers(backend: str, tmp_path: Any, tally: Any) -> None:
-    """The next run takes over the abandoned run's session (its task is gone), answers its call
-    "interrupted" before the model call, and ends well; closing the abandoned stream afterwards
-    adds nothing."""
-    with tally.case(f"cancel in the consumer's own await (no aclosing): next run recovers ({backend})"):
-        run = await abandon_a_run(backend, tmp_path)
+async def test_a_consumer_failing_in_its_own_await_then_the_next_run_recovers(
+    backend: str, tmp_path: Any, tally: Any
+) -> None:
+    """A consumer that fails (rather than being cancelled) leaves the stream open, as Python
+    does: the next run takes over the session (the task that held it is gone), answers its call
+    "interrupted" before the model call, and ends well; closing the old stream adds nothing."""
+    with tally.case(f"consumer fails in its own await (no aclosing): next run recovers ({backend})"):
+        run = await abandon_a_run(backend, tmp_path, "failed")
         sid = run.session.id
         stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
         (call,) = [c for e in stored.events for c in e.function_calls()]
         result = await run.runner.run_to_result(user_id=USER, session_id=sid, content="again")  # not refused
         assert result.text == RECOVERED
-        sent = run.model.requests[-1].contents
-        codes = {r.id: r.response.get("code") for content in sent for r in content.function_responses()}
-        assert codes == {call.id: "interrupted"}, codes
+        assert call_codes(run.model.requests[-1].contents) == {call.id: "interrupted"}
         initial: dict[str, Any] = {}
         stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
         check_consistent(stored, initial, run.model.full_texts)
@@ -474,32 +486,36 @@ async def test_cancel_in_the_consumers_own_await_then_the_next_run_recovers(back
             run.service.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (remains after the fix): the cancel lands in the CONSUMER's own await, not in Runner.run, which "
-    "stays suspended at its `yield`; its `except (CancelledError, GeneratorExit)` and `finally` only run "
-    "when the abandoned async generator is closed (aclose, or the asyncgen finalizer once nothing "
-    "references it). Until then the stored call has no response, and the run's claim stays in the store: "
-    "this process treats it as stale (the claiming task is done), but another process on the SQLite file "
-    "sees a live pid and is refused with session_busy for as long as this kernel lives."
-))
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_cancel_in_the_consumers_own_await_leaves_the_session_usable(backend: str, tmp_path: Any, tally: Any) -> None:
-    with tally.case(f"cancel in the consumer's own await (no aclosing): session answered at once ({backend})"):
-        run = await abandon_a_run(backend, tmp_path)
-        stored = await run.service.get(app_name="a", user_id=USER, session_id=run.session.id)
-        calls = {c.id for e in stored.events for c in e.function_calls()}
-        answered = {r.id for e in stored.events for r in e.function_responses()}
-        problems = []
-        if calls != answered:
-            problems.append("the stored call has no response")
-        if open_claims(run.path):
-            problems.append(f"the cancelled run still holds the session in the file: {open_claims(run.path)}")
-        result = await run.runner.run_to_result(user_id=USER, session_id=run.session.id, content="again")
+async def test_cancel_in_the_consumers_own_await_closes_the_run(backend: str, tmp_path: Any, tally: Any) -> None:
+    """The cancel lands in the consumer's await, not in the stream, which a variable still holds:
+    the run is closed anyway, its call answered "cancelled" and its claim released (in the file
+    too, where another process would otherwise find the session busy while this kernel lives)."""
+    with tally.case(f"cancel in the consumer's own await (no aclosing): run closed at once ({backend})"):
+        run = await abandon_a_run(backend, tmp_path, "cancelled")
+        sid = run.session.id
+
+        async def answered() -> bool:
+            stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
+            calls = {c.id for e in stored.events for c in e.function_calls()}
+            return bool(calls) and calls == set(call_codes([e.content for e in stored.events if e.content]))
+
+        deadline = time.monotonic() + 5
+        while not (await answered() and open_claims(run.path) == []) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
+        assert set(call_codes([e.content for e in stored.events if e.content]).values()) == {"cancelled"}
+        assert open_claims(run.path) == []
+        with pytest.raises(StopAsyncIteration):  # the stream is closed: nothing more comes from it
+            await anext(run.stream)
+        result = await run.runner.run_to_result(user_id=USER, session_id=sid, content="again")
         assert result.text == RECOVERED
-        await run.stream.aclose()
+        assert "interrupted" not in call_codes(run.model.requests[-1].contents).values()
+        stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
+        check_consistent(stored, {}, run.model.full_texts)
         if run.path is not None:
+            check_sqlite_tables(run.path, "a", sid, {})
             run.service.close()
-        assert not problems, problems
 
 
 async def test_closing_an_abandoned_stream_late_leaves_the_next_run_alone(tally: Any) -> None:
