@@ -1,6 +1,6 @@
 """Streaming overhead: an OpenAI-style SSE stream read raw with httpx, and through the agent stack.
 
-A loopback server (a raw socket, the whole response pre-encoded, one `sendall`) streams
+A loopback server (a raw socket in a child process, the response pre-encoded, one `sendall`) streams
 5,000 Chat Completions text chunks. Side by side in one run, each round times:
 
   raw    httpx `aiter_lines` + `json.loads` of every `data:` line (the floor),
@@ -17,12 +17,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import socket
 import statistics
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -47,52 +49,60 @@ def sse_body(n: int) -> bytes:
 
 
 class RawServer:
-    """Answers every POST with the same pre-encoded response; keep-alive; one thread per connection."""
+    """Answers every POST with the same pre-encoded response; keep-alive; one thread per connection.
+
+    It runs in a child process: a server thread in the timed process would compete with the
+    reader for the GIL, and the figures would measure that contention as much as the reading.
+    """
 
     def __init__(self, body: bytes) -> None:
-        self.response = (
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        buffer = b""
-        with conn:
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                while len(buffer) < length:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                buffer = buffer[length:]
-                conn.sendall(self.response)
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self.process = context.Process(target=_serve_forever, args=(body, child), daemon=True)
+        self.process.start()
+        self.url = "http://127.0.0.1:%d" % parent.recv()
 
     def close(self) -> None:
-        self.sock.close()
+        self.process.terminate()
+        self.process.join()
+
+
+def _serve_forever(body: bytes, pipe: Any) -> None:
+    response = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    pipe.send(sock.getsockname()[1])
+    while True:
+        conn, _ = sock.accept()
+        threading.Thread(target=_serve, args=(conn, response), daemon=True).start()
+
+
+def _serve(conn: socket.socket, response: bytes) -> None:
+    buffer = b""
+    with conn:
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buffer += data
+            head, _, buffer = buffer.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            while len(buffer) < length:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buffer += data
+            buffer = buffer[length:]
+            conn.sendall(response)
 
 
 async def raw_round(client: httpx.AsyncClient, url: str, n: int) -> float:
