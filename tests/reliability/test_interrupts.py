@@ -25,6 +25,7 @@ in the store, where another process sees it as live: a strict xfail test at the 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import sqlite3
@@ -516,6 +517,33 @@ async def test_cancel_in_the_consumers_own_await_closes_the_run(backend: str, tm
         if run.path is not None:
             check_sqlite_tables(run.path, "a", sid, {})
             run.service.close()
+
+
+async def test_a_stream_dropped_after_a_break_is_closed_without_the_garbage_collector(tally: Any) -> None:
+    """Breaking out of `async for` and dropping the stream closes the run as soon as the last
+    reference goes (Python's async-generator finalizer), with the cycle collector off: nothing
+    the runner keeps may hold the stream in a reference cycle."""
+    with tally.case("stream dropped after a break (cycle collector off): run closed at once"):
+        sessions = InMemorySessionService()
+        model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
+        runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
+                        session_service=sessions)
+        session = await sessions.create(app_name="a", user_id=USER)
+        gc.disable()
+        try:
+            stream = runner.run(user_id=USER, session_id=session.id, content="go")
+            async for event in stream:
+                if event.function_calls():
+                    break
+            del stream, event
+            for _ in range(20):  # the finalizer schedules aclose() on the loop
+                await asyncio.sleep(0)
+            stored = await sessions.get(app_name="a", user_id=USER, session_id=session.id)
+            assert set(call_codes([e.content for e in stored.events if e.content]).values()) == {"cancelled"}
+            result = await runner.run_to_result(user_id=USER, session_id=session.id, content="again")  # not busy
+        finally:
+            gc.enable()
+        assert result.text == RECOVERED
 
 
 async def test_closing_an_abandoned_stream_late_leaves_the_next_run_alone(tally: Any) -> None:
