@@ -69,6 +69,23 @@ async def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path) -> None:
     assert result.text == "hello"
 
 
+async def test_a_claim_from_another_machine_is_refused_with_the_way_to_release_it(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteSessionService(path) as service:
+        session = await service.create(app_name="a", user_id="u", session_id="s1")
+        with sqlite3.connect(path) as raw:  # a run on another machine sharing the file (its pid means nothing here)
+            raw.execute("INSERT INTO session_runs VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')")
+        runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])), session_service=service)
+        with pytest.raises(AdkError) as caught:
+            await runner.run_to_result(user_id="u", session_id=session.id, content="hi")
+        message = str(caught.value)
+        assert caught.value.code == "session_busy" and "'build-box-7'" in message and "e-far" in message
+        assert "service.release_run(app_name='a', user_id='u', session_id='s1')" in message
+        assert await service.release_run(app_name="a", user_id="u", session_id="s1") is True
+        assert await service.release_run(app_name="a", user_id="u", session_id="s1") is False  # nothing left to drop
+        assert (await runner.run_to_result(user_id="u", session_id=session.id, content="hi")).text == "hello"
+
+
 @pytest.mark.parametrize("service_kind", ["memory", "sqlite"])
 async def test_calls_left_unanswered_by_a_dead_run_are_answered_before_the_next(service_kind, tmp_path) -> None:
     sessions = InMemorySessionService() if service_kind == "memory" else SqliteSessionService(tmp_path / "s.db")

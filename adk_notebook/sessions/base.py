@@ -100,10 +100,11 @@ def session_not_found(app_name: str, user_id: str, session_id: str) -> AdkError:
     )
 
 
-def session_busy(session_id: str) -> AdkError:
+def session_busy(session_id: str, holder: str = "", hint: str = "") -> AdkError:
+    """The refusal of a second run; `holder` says who holds the session, `hint` what to do if it is gone."""
     return AdkError.session(
-        f"Session {session_id!r} already has a run in progress; wait for it to finish (or cancel it with "
-        "runner.cancel(...)) before sending the next message.",
+        f"Session {session_id!r} already has a run in progress{holder}; wait for it to finish (or cancel it "
+        f"with runner.cancel(...)) before sending the next message.{hint}",
         code="session_busy",
         category="unavailable",
     )

@@ -235,7 +235,7 @@ class SqliteSessionService(BaseSessionService):
                 "SELECT run_id, pid, host FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?", key
             ).fetchone()
             if row is not None and row[0] != run_id and _claim_is_live(*row):
-                raise session_busy(session.id)
+                raise _busy(key, *row)
             conn.execute("INSERT OR REPLACE INTO session_runs VALUES (?, ?, ?, ?, ?, ?)", (*key, run_id, os.getpid(), _HOST))
         mark_run_live(run_id, True)
 
@@ -246,6 +246,20 @@ class SqliteSessionService(BaseSessionService):
                 "DELETE FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ? AND run_id = ?",
                 (session.app_name, session.user_id, session.id, run_id),
             )
+
+    async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
+        """Drop the claim of the run holding a session, whoever holds it; False when none did.
+
+        For a claim that cannot expire by itself: one left by a process on another machine
+        sharing this file, which cannot be checked from here. Only call it when that run is
+        really gone, or two runs will write to one conversation.
+        """
+        with self._transaction(write=True) as conn:
+            cursor = conn.execute(
+                "DELETE FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?",
+                (app_name, user_id, session_id),
+            )
+            return cursor.rowcount > 0
 
     @contextmanager
     def _transaction(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
@@ -273,6 +287,18 @@ class SqliteSessionService(BaseSessionService):
 
 
 _HOST = socket.gethostname()
+
+
+def _busy(key: tuple[str, str, str], run_id: str, pid: int, host: str) -> AdkError:
+    app_name, user_id, session_id = key
+    if host == _HOST:
+        return session_busy(session_id, f" (run {run_id}, process {pid} on this machine)")
+    return session_busy(
+        session_id,
+        f" (run {run_id}, process {pid} on {host!r})",
+        " A claim from another machine cannot be checked from here: if that run is gone, release it with "
+        f"`await service.release_run(app_name={app_name!r}, user_id={user_id!r}, session_id={session_id!r})`.",
+    )
 
 
 def _claim_is_live(run_id: str, pid: int, host: str) -> bool:
