@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -39,6 +40,12 @@ def mark_run_live(run_id: str, live: bool) -> None:
         _LIVE_RUNS.pop(run_id, None)
 
 
+if sys.version_info < (3, 12):  # here asyncio.current_task is Python around this dict (3.12 made it C)
+    _current_task_of = asyncio.tasks._current_tasks.get
+else:
+    _current_task_of = asyncio.current_task
+
+
 def run_marker(
     run_id: str, on_new_task: Callable[[asyncio.Task[Any] | None], None] | None = None
 ) -> Callable[[], None]:
@@ -46,7 +53,7 @@ def run_marker(
 
     `on_new_task` hears of each task that steps the run, when it differs from the last one.
     """
-    loop, current_task, live = asyncio.get_running_loop(), asyncio.current_task, _LIVE_RUNS
+    loop, current_task, live = asyncio.get_running_loop(), _current_task_of, _LIVE_RUNS
     last: asyncio.Task[Any] | None = None
 
     def mark() -> None:
