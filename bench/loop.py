@@ -12,32 +12,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from peers.timing import ROUNDS, per_invocation
+from peers.venvs import Peer, log, run, run_peer
 
-BENCH = Path(__file__).resolve().parent
 LOOP_TARGET = 5.0  # the faster peer's time / ours
 IMPORT_TARGET_MS = 150.0
 ANSWER = "It is sunny in Tokyo."
-
-
-@dataclass(frozen=True, slots=True)
-class Peer:
-    name: str
-    requirement: str  # what `pip install` gets
-    probe: str  # a module whose import proves the venv works
-    script: str  # under bench/peers/
-
-
 PEERS = [
     Peer("google-adk", "google-adk", "google.adk.runners", "google_adk_loop.py"),
     # The slim distribution already has Agent and FunctionModel, without any provider SDK.
@@ -53,48 +40,11 @@ class Result:
     n: int
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def _run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(c) for c in command], capture_output=True, text=True, env=env)
-
-
-def _tail(process: subprocess.CompletedProcess[str]) -> str:
-    return "\n".join((process.stderr or process.stdout).strip().splitlines()[-5:])
-
-
-def peer_python(peer: Peer) -> Path | None:
-    """The interpreter of the peer's venv, created and installed if missing or broken; None if that fails."""
-    venv = BENCH / ".venvs" / peer.name
-    python = venv / "bin" / "python"
-    if python.exists() and _run(python, "-c", f"import {peer.probe}").returncode == 0:
-        return python
-    log(f"[{peer.name}] creating {venv.relative_to(BENCH.parent)} and installing {peer.requirement} (a few minutes)...")
-    for command in (
-        (sys.executable, "-m", "venv", "--clear", venv),
-        (python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", peer.requirement),
-        (python, "-c", f"import {peer.probe}"),
-    ):
-        process = _run(*command)
-        if process.returncode != 0:
-            log(f"[{peer.name}] skipped: `{' '.join(map(str, command))}` failed:\n{_tail(process)}")
-            return None
-    return python
-
-
-def run_peer(peer: Peer, n: int) -> Result | None:
+def time_peer(peer: Peer, n: int) -> Result | None:
     """Run the peer's workload in its venv; None (with the reason on stderr) if it cannot run."""
-    python = peer_python(peer)
-    if python is None:
-        return None
     log(f"[{peer.name}] timing {ROUNDS} rounds of {n} invocations...")
-    process = _run(python, BENCH / "peers" / peer.script, str(n))
-    if process.returncode != 0:
-        log(f"[{peer.name}] skipped: the workload failed:\n{_tail(process)}")
-        return None
-    return Result(**json.loads(process.stdout.strip().splitlines()[-1]))
+    data = run_peer(peer, str(n))
+    return Result(**data) if data is not None else None
 
 
 def ours(n: int) -> Result:
@@ -160,7 +110,7 @@ def import_ms() -> float:
         env = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         for _ in range(1 + ROUNDS):  # the first run writes the bytecode
-            stderr = _run(sys.executable, "-X", "importtime", "-c", "import adk_notebook", env=env).stderr
+            stderr = run(sys.executable, "-X", "importtime", "-c", "import adk_notebook", env=env).stderr
             match = re.search(r"^import time:\s+\d+ \|\s+(\d+) \| adk_notebook$", stderr, re.MULTILINE)
             if match is None:
                 raise RuntimeError(f"`import adk_notebook` failed:\n{stderr[-2000:]}")
@@ -192,7 +142,7 @@ def main() -> None:
     except Exception as exc:  # a broken workload of ours must not hide the peers' figures
         log(f"[adk_notebook] skipped: {type(exc).__name__}: {exc}")
     if not args.skip_peers:
-        results += [r for r in (run_peer(p, args.n) for p in PEERS) if r is not None]
+        results += [r for r in (time_peer(p, args.n) for p in PEERS) if r is not None]
     if results:
         print_table(results)
     try:

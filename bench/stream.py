@@ -7,9 +7,11 @@ A loopback server (a raw socket in a child process, the response pre-encoded, on
   model  OpenAIModel.generate_content(stream=True) alone (where the provider's share ends), and
   agent  OpenAIModel + LlmAgent + Runner with streaming on, every partial event consumed.
 
-It prints the medians and agent/raw (target under 1.3). Usage:
+It prints the medians and agent/raw, the median of the per-round ratios (target under 1.3). Then pydantic-ai, in its own venv under
+bench/.venvs/ (created on first use), reads the same server raw and through `Agent.run_stream`,
+and its ratio is printed beside ours. Usage:
 
-    python bench/stream.py [--chunks 5000] [--rounds 15] [--profile]
+    python bench/stream.py [--chunks 5000] [--rounds 40] [--profile] [--skip-peers]
 """
 
 from __future__ import annotations
@@ -32,8 +34,12 @@ import httpx  # noqa: E402
 
 from adk_notebook import Content, InMemorySessionService, LlmAgent, LlmRequest, Runner  # noqa: E402
 from adk_notebook.models.openai import OpenAIModel  # noqa: E402
+from peers.venvs import Peer, log, run_peer  # noqa: E402
 
 TARGET = 1.3
+PEER_ROUNDS = 5  # the peer takes far longer per round
+# The openai extra brings the SDK that pydantic-ai's OpenAIChatModel streams through.
+PYDANTIC_AI = Peer("pydantic-ai-openai", "pydantic-ai-slim[openai]", "pydantic_ai.models.openai", "pydantic_ai_stream.py")
 
 
 def sse_body(n: int) -> bytes:
@@ -147,15 +153,14 @@ async def agent_round(runner: Runner, sessions: InMemorySessionService, n: int) 
     return elapsed
 
 
-async def main(n: int, rounds: int, profile: bool) -> None:
-    server = RawServer(sse_body(n))
-    model = OpenAIModel("gpt-4o-mini", base_url=server.url + "/v1", provider_name="bench-openai")
-    agent = LlmAgent(name="bench", model=model)
+async def time_ours(url: str, n: int, rounds: int, profile: bool) -> tuple[list[float], ...] | None:
+    """Seconds per round of raw, model alone and the whole stack; None when profiling instead."""
+    model = OpenAIModel("gpt-4o-mini", base_url=url + "/v1", provider_name="bench-openai")
     sessions = InMemorySessionService()
-    runner = Runner(app_name="bench", agent=agent, session_service=sessions)
+    runner = Runner(app_name="bench", agent=LlmAgent(name="bench", model=model), session_service=sessions)
     async with httpx.AsyncClient() as client:
         for _ in range(2):  # warm up: connections, imports, caches
-            await raw_round(client, server.url, n)
+            await raw_round(client, url, n)
             await agent_round(runner, sessions, n)
         if profile:
             import cProfile
@@ -167,12 +172,12 @@ async def main(n: int, rounds: int, profile: bool) -> None:
                 await agent_round(runner, sessions, n)
             profiler.disable()
             pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
-            return
+            return None
         raw: list[float] = []
         alone: list[float] = []
         full: list[float] = []
         steps = [
-            lambda: raw_round(client, server.url, n),
+            lambda: raw_round(client, url, n),
             lambda: model_round(model, n),
             lambda: agent_round(runner, sessions, n),
         ]
@@ -182,21 +187,53 @@ async def main(n: int, rounds: int, profile: bool) -> None:
                 k = (i + j) % 3
                 (raw, alone, full)[k].append(await steps[k]())
     await model.aclose()
-    server.close()
-    raw_ms, model_ms, full_ms = (statistics.median(x) * 1000 for x in (raw, alone, full))
-    ratio = full_ms / raw_ms
+    return raw, alone, full
+
+
+def paired_ratio(side: list[float], raw: list[float]) -> float:
+    """The median of the per-round ratios: each round's sides ran back to back, so a machine
+    that speeds up or slows down between rounds (these are shared) moves both alike."""
+    return statistics.median(s / r for s, r in zip(side, raw, strict=True))
+
+
+def main(n: int, rounds: int, profile: bool, peers: bool) -> None:
+    server = RawServer(sse_body(n))
+    try:
+        figures = asyncio.run(time_ours(server.url, n, rounds, profile))
+        if figures is None:
+            return
+        peer = None
+        if peers:
+            log(f"[{PYDANTIC_AI.name}] timing {PEER_ROUNDS} rounds against the same server...")
+            peer = run_peer(PYDANTIC_AI, server.url, str(n), str(PEER_ROUNDS))
+    finally:
+        server.close()
+    raw, alone, full = figures
+    raw_ms, model_ms, full_ms = (statistics.median(x) * 1000 for x in figures)
+    ratio, model_ratio = paired_ratio(full, raw), paired_ratio(alone, raw)
     print(f"chunks per stream, rounds      {n}, {rounds}")
     print(f"raw httpx + json.loads         {raw_ms:7.1f} ms  ({raw_ms * 1000 / n:5.2f} µs/chunk)")
-    print(f"OpenAIModel alone              {model_ms:7.1f} ms  ({model_ms * 1000 / n:5.2f} µs/chunk)  x{model_ms / raw_ms:.2f}")
+    print(f"OpenAIModel alone              {model_ms:7.1f} ms  ({model_ms * 1000 / n:5.2f} µs/chunk)  x{model_ratio:.2f}")
     print(f"OpenAIModel+LlmAgent+Runner    {full_ms:7.1f} ms  ({full_ms * 1000 / n:5.2f} µs/chunk)  x{ratio:.2f}")
     print(f"overhead per chunk             provider {(model_ms - raw_ms) * 1000 / n:+.2f} µs, "
           f"agent+runner {(full_ms - model_ms) * 1000 / n:+.2f} µs")
     print(f"ratio agent/raw                {ratio:.2f}  (target < {TARGET}) {'OK' if ratio < TARGET else 'OVER'}")
+    if peer is not None:
+        peer_ratio = peer["framework_ratio"]
+        print(f"\npydantic-ai {peer['version']} (its own venv, {PEER_ROUNDS} rounds; raw read there with its httpx):")
+        print(f"raw httpx + json.loads         {peer['raw_ms']:7.1f} ms  ({peer['raw_ms'] * 1000 / n:5.2f} µs/chunk)")
+        print(f"openai SDK alone               {peer['sdk_ms']:7.1f} ms  "
+              f"({peer['sdk_ms'] * 1000 / n:5.2f} µs/chunk)  x{peer['sdk_ratio']:.2f}")
+        print(f"Agent.run_stream, every delta  {peer['framework_ms']:7.1f} ms  "
+              f"({peer['framework_ms'] * 1000 / n:5.2f} µs/chunk)  x{peer_ratio:.2f}")
+        print(f"ratio to raw: adk_notebook x{ratio:.2f}, pydantic-ai x{peer_ratio:.2f}")
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=5000)
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--profile", action="store_true", help="cProfile the agent side instead of timing")
+    parser.add_argument("--skip-peers", action="store_true", help="time adk_notebook only")
     args = parser.parse_args()
-    asyncio.run(main(args.chunks, args.rounds, args.profile))
+    main(args.chunks, args.rounds, args.profile, not args.skip_peers)
