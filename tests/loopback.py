@@ -124,7 +124,13 @@ class LoopbackServer:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
-            do_POST = _serve
-            do_GET = _serve
+            def _serve_unless_hung_up(self) -> None:
+                try:
+                    self._serve()
+                except (BrokenPipeError, ConnectionResetError):  # the client closed early, as some tests do
+                    self.close_connection = True
+
+            do_POST = _serve_unless_hung_up
+            do_GET = _serve_unless_hung_up
 
         return Handler
