@@ -31,10 +31,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
+from peers.raw_stream import paired_ratio, raw_round  # noqa: E402
+from peers.venvs import Peer, log, run_peer  # noqa: E402
 
 from adk_notebook import Content, InMemorySessionService, LlmAgent, LlmRequest, Runner  # noqa: E402
 from adk_notebook.models.openai import OpenAIModel  # noqa: E402
-from peers.venvs import Peer, log, run_peer  # noqa: E402
 
 TARGET = 1.3
 PEER_ROUNDS = 5  # the peer takes far longer per round
@@ -111,22 +112,6 @@ def _serve(conn: socket.socket, response: bytes) -> None:
             conn.sendall(response)
 
 
-async def raw_round(client: httpx.AsyncClient, url: str, n: int) -> float:
-    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
-    started = time.perf_counter()
-    texts = []
-    async with client.stream("POST", url + "/v1/chat/completions", json=body) as response:
-        async for line in response.aiter_lines():
-            if line.startswith("data: ") and line != "data: [DONE]":
-                chunk = json.loads(line[6:])
-                choices = chunk["choices"]
-                if choices and choices[0]["delta"].get("content"):
-                    texts.append(choices[0]["delta"]["content"])
-    elapsed = time.perf_counter() - started
-    assert len(texts) == n, len(texts)
-    return elapsed
-
-
 async def model_round(model: OpenAIModel, n: int) -> float:
     request = LlmRequest(model="gpt-4o-mini", contents=[Content.user("Hi")])
     started = time.perf_counter()
@@ -188,12 +173,6 @@ async def time_ours(url: str, n: int, rounds: int, profile: bool) -> tuple[list[
                 (raw, alone, full)[k].append(await steps[k]())
     await model.aclose()
     return raw, alone, full
-
-
-def paired_ratio(side: list[float], raw: list[float]) -> float:
-    """The median of the per-round ratios: each round's sides ran back to back, so a machine
-    that speeds up or slows down between rounds (these are shared) moves both alike."""
-    return statistics.median(s / r for s, r in zip(side, raw, strict=True))
 
 
 def main(n: int, rounds: int, profile: bool, peers: bool) -> None:

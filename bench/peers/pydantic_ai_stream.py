@@ -18,26 +18,12 @@ from openai import AsyncOpenAI
 from pydantic_ai import Agent, __version__
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
+from raw_stream import paired_ratio, raw_round
 
 try:
     import httpx
 except ImportError:  # newer pydantic-ai releases depend on the `httpx2` distribution instead
     import httpx2 as httpx
-
-
-async def raw_round(client: httpx.AsyncClient, url: str, n: int) -> float:
-    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
-    started = time.perf_counter()
-    texts = []
-    async with client.stream("POST", url + "/v1/chat/completions", json=body) as response:
-        async for line in response.aiter_lines():
-            if line.startswith("data: ") and line != "data: [DONE]":
-                choices = json.loads(line[6:])["choices"]
-                if choices and choices[0]["delta"].get("content"):
-                    texts.append(choices[0]["delta"]["content"])
-    elapsed = time.perf_counter() - started
-    assert len(texts) == n, len(texts)
-    return elapsed
 
 
 async def sdk_round(client: AsyncOpenAI, n: int) -> float:
@@ -83,8 +69,8 @@ async def main(url: str, n: int, rounds: int) -> None:
                 times[name].append(await steps[name]())
         medians = {name: statistics.median(t) * 1000 for name, t in times.items()}
     ratios = {  # per round, as bench/stream.py computes ours
-        "sdk_ratio": statistics.median(s / r for s, r in zip(times["sdk_ms"], times["raw_ms"], strict=True)),
-        "framework_ratio": statistics.median(f / r for f, r in zip(times["framework_ms"], times["raw_ms"], strict=True)),
+        "sdk_ratio": paired_ratio(times["sdk_ms"], times["raw_ms"]),
+        "framework_ratio": paired_ratio(times["framework_ms"], times["raw_ms"]),
     }
     print(json.dumps({"framework": "pydantic-ai", "version": __version__, "n": n, **medians, **ratios}))
 
