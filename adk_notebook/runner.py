@@ -67,9 +67,19 @@ class RunResult:
 
     @property
     def text(self) -> str:
-        """The text of the final response ("" when the run ended without one)."""
+        """The final answer of the agent that answered ("" when the run ended without one).
+
+        An event after the answer that carries only actions (an after-agent callback writing
+        state) does not replace it, and the user's own message is never taken for it: a run a
+        tool ended before the model answered has no answer.
+        """
         for event in reversed(self.events):
-            if event.is_final_response() and not event.partial:
+            if event.partial:
+                continue
+            if event.author == "user":
+                break  # this run's message: nothing before it answers this run
+            content = event.content
+            if content is not None and content.role != "user" and event.is_final_response():
                 return event.text
         return ""
 

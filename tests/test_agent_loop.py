@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
 from adk_notebook import (
     AdkError,
+    Agent,
+    CallbackContext,
     Content,
+    Event,
+    EventActions,
     FunctionCall,
     FunctionModel,
     InMemorySessionService,
+    InvocationContext,
     LlmAgent,
     LlmRequest,
     Runner,
@@ -266,3 +273,46 @@ async def test_arguments_a_provider_could_not_parse_are_answered_with_the_reason
     assert response.response["error"].startswith("The arguments for tool 'lookup' were not valid JSON")
     assert '{"city": "Tok' in response.response["error"] and calls == []
     assert result.text == "Let me try again."
+
+
+# -- RunResult.text: the answer of the agent that answered ---------------------------------------------
+async def test_text_is_the_answer_when_an_after_agent_callback_only_writes_state() -> None:
+    def remember(ctx: CallbackContext) -> None:
+        ctx.state["answered"] = True
+
+    for streaming in (True, False):
+        agent = LlmAgent(name="a", model=ScriptedModel(["It is sunny."]), after_agent_callback=remember)
+        result = await agent.run_async("Weather?", streaming=streaming)
+        assert result.text == "It is sunny.", streaming
+        assert result.state["answered"] is True
+        assert result.events[-1].actions.state_delta == {"answered": True}, "the state event comes after the answer"
+
+
+async def test_text_is_empty_when_a_tool_ends_the_run_before_any_answer() -> None:
+    @tool
+    def hang_up(tool_context: ToolContext) -> dict:
+        """End the conversation."""
+        tool_context._invocation.end_invocation()  # as google-adk's tools do: the invocation ends after this step
+        return {"status": "bye"}
+
+    model = ScriptedModel([FunctionCall("hang_up", {}), "never said"])
+    result = await LlmAgent(name="a", model=model, tools=[hang_up]).run_async("my own words")
+    assert [e.author for e in result.events if not e.partial] == ["user", "a", "a"]
+    assert result.text == "", "the user's words are never the answer"
+    assert "my own words" not in repr(result)
+
+
+async def test_text_of_a_custom_agent_that_yields_no_answer_is_empty() -> None:
+    class Silent(Agent):
+        name = "silent"
+
+        def __init__(self, events: int) -> None:
+            self.events = events
+
+        async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+            for n in range(self.events):
+                yield Event(self.name, None, ctx.invocation_id, actions=EventActions(state_delta={"seen": n}))
+
+    assert (await Silent(0).run_async("hello there")).text == ""
+    result = await Silent(2).run_async("hello there")
+    assert result.text == "" and result.state["seen"] == 1

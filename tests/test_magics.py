@@ -489,6 +489,14 @@ def test_chat_with_an_agent_made_in_python(shell: Any) -> None:
     assert run(shell, "%chat helper_bot Hi").text == "Hello!", "by the name %adk agents lists, too"
 
 
+def test_chat_text_is_the_answer_when_an_after_agent_callback_only_writes_state(shell: Any) -> None:
+    run(shell, "from adk_notebook import LlmAgent, ScriptedModel\n"
+               "def remember(ctx):\n    ctx.state['answered'] = True\n"
+               "noted = LlmAgent(name='noted', model=ScriptedModel(['Noted.']), after_agent_callback=remember)")
+    result = run(shell, "%chat noted Remember this")
+    assert result.text == "Noted." and result.state["answered"] is True
+
+
 def test_chat_result_carries_the_output_schema_value(shell: Any) -> None:
     run(shell, "from adk_notebook import ScriptedModel\nfrom pydantic import BaseModel\nclass Out(BaseModel):\n    x: int\ntyped_model = ScriptedModel(['{\"x\": 1}'])")
     run(shell, "%%agent typed --model typed_model --output-schema Out\nAnswer in JSON.")
