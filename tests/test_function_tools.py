@@ -10,6 +10,7 @@ import asyncio
 import base64
 import struct
 import time
+import typing
 import zlib
 from dataclasses import dataclass, field
 from enum import Enum
@@ -121,6 +122,32 @@ async def test_a_tool_context_first_parameter_receives_the_context_and_is_not_de
 
     assert list(declared(model)["search_docs"].parameters["properties"]) == ["query"]
     assert response_of(result, "search_docs") == {"user": "ana", "query": "budget", "hits": []}
+
+
+class Stop(typing.TypedDict):
+    """A stop on a route."""
+
+    city: str
+    nights: typing.NotRequired[int]
+
+
+async def test_tool_takes_a_typing_typed_dict_on_every_supported_python() -> None:
+    seen: list[Any] = []
+
+    @tool
+    def plan_route(stops: list[Stop]) -> dict:
+        """Plan a route through some stops."""
+        seen.append(stops)
+        return {"nights": sum(s.get("nights", 1) for s in stops)}
+
+    model = ScriptedModel([FunctionCall("plan_route", {"stops": [{"city": "Lima", "nights": "2"}, {"city": "Cusco"}]}),
+                           FunctionCall("plan_route", {"stops": [{"nights": 1}]}), "Three nights."])
+    result = await LlmAgent(name="trips", model=model, tools=[plan_route]).run_async("Plan it")
+    item = declared(model)["plan_route"].parameters["properties"]["stops"]["items"]
+    assert item["description"] == "A stop on a route." and item["required"] == ["city"]
+    first, second = responses(result)
+    assert first.response == {"nights": 3} and seen == [[{"city": "Lima", "nights": 2}, {"city": "Cusco"}]]
+    assert second.response["code"] == "invalid_arguments" and "'stops[0].city' is required" in second.response["error"]
 
 
 # -- Metadata attributes on @tool -----------------------------------------------------------

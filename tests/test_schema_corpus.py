@@ -5,6 +5,8 @@ a change in what pydantic emits shows up here as a diff to review, not as silent
 """
 
 import datetime
+import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -1062,6 +1064,73 @@ def test_unresolvable_annotation() -> None:
 
     with pytest.raises(TypeError, match="cannot resolve the type hints of .*broken.*Missing"):
         function_schema(broken)
+
+
+# --- typing.TypedDict (pydantic reads it only from Python 3.12 on) -----------------------------
+class PlainAddress(typing.TypedDict, total=False):
+    """A postal address."""
+
+    street: str
+    city: str
+
+
+class PlainLine(typing.TypedDict):
+    """One line of an order."""
+
+    sku: str
+    quantity: typing.NotRequired[int]
+
+
+class PlainOrder(typing.TypedDict, total=False):
+    lines: typing.Required[list[PlainLine]]
+    ship_to: PlainAddress
+
+
+def test_typing_typed_dict_gives_the_same_schema_as_typing_extensions() -> None:
+    def typed_dict(address: PlainAddress):
+        """Use a TypedDict.
+
+        Args:
+            address: Where to deliver.
+        """
+
+    expected = next(schema for fn, _, schema in CORPUS if fn.__name__ == "typed_dict")
+    assert function_schema(typed_dict).parameters == expected
+
+
+def test_typing_typed_dict_nested_optional_and_in_collections() -> None:
+    def place(order: PlainOrder, extra: list[PlainLine] | None = None,
+              by_sku: Annotated[dict[str, PlainLine], Field(description="Lines by SKU.")] = {}):  # noqa: B006
+        """Place an order."""
+
+    schema = function_schema(place)
+    line = {"type": "object", "additionalProperties": False, "description": "One line of an order.",
+            "properties": {"sku": {"type": "string"}, "quantity": {"type": "integer"}}, "required": ["sku"]}
+    order = schema.parameters["properties"]["order"]
+    assert order["required"] == ["lines"] and order["properties"]["lines"] == {"type": "array", "items": line}
+    assert order["properties"]["ship_to"]["properties"] == {"street": {"type": "string"}, "city": {"type": "string"}}
+    assert schema.parameters["properties"]["extra"]["anyOf"] == [{"type": "array", "items": line}, {"type": "null"}]
+    assert schema.parameters["properties"]["by_sku"]["additionalProperties"] == line
+    args = schema.validate({"order": {"lines": [{"sku": "a", "quantity": "2"}]}, "by_sku": {"b": {"sku": "b"}}})
+    assert args == {"order": {"lines": [{"sku": "a", "quantity": 2}]}, "extra": None, "by_sku": {"b": {"sku": "b"}}}
+    assert type(args["order"]) is dict
+    with pytest.raises(ToolArgumentsError, match=r"'order.lines\[0\].sku' is required"):
+        schema.validate({"order": {"lines": [{}]}})
+
+
+def test_typing_typed_dict_where_it_cannot_be_converted_is_one_clear_line() -> None:
+    @dataclass
+    class Parcel:
+        to: PlainAddress
+
+    def send(parcel: Parcel):
+        """Send a parcel."""
+
+    if sys.version_info >= (3, 12):
+        assert function_schema(send).parameters["properties"]["parcel"]["properties"]["to"]["type"] == "object"
+        return
+    with pytest.raises(TypeError, match=r"^send: .*typing\.TypedDict.* write `from typing_extensions import TypedDict`$"):
+        function_schema(send)
 
 
 # --- model_json_schema and inline_refs --------------------------------------------------------

@@ -13,13 +13,14 @@ import enum
 import inspect
 import json
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
@@ -360,15 +361,73 @@ def _build_model(
     """
     fields: dict[str, Any] = {}
     for index, param in enumerate(params):
-        annotation = hints.get(param.name, _type_of_default(param.default))
+        annotation = _pydantic_ready(hints.get(param.name, _type_of_default(param.default)))
         options: dict[str, Any] = {"alias": param.name}
         if param.default is not param.empty:
             options["default"] = param.default
         if docs.get(param.name) and not _has_description(annotation):
             options["description"] = docs[param.name]
         fields[f"p{index}"] = (annotation, Field(**options))
-    model = create_model(name, __config__=_FORBID_EXTRA, **fields)
+    try:
+        model = create_model(name, __config__=_FORBID_EXTRA, **fields)
+    except PydanticUserError as exc:
+        if exc.code != "typed-dict-version":
+            raise
+        raise TypeError(
+            f"{name}: pydantic reads typing.TypedDict only from Python 3.12 on, and this one cannot be converted "
+            "(it is in a dataclass or model field, or contains itself); write `from typing_extensions import TypedDict`"
+        ) from None
     return model, tuple((f"p{index}", param.name) for index, param in enumerate(params))
+
+
+def _pydantic_ready(annotation: Any) -> Any:
+    """`annotation` with each `typing.TypedDict` in it rebuilt as a `typing_extensions` one.
+
+    Pydantic reads `typing.TypedDict` only from Python 3.12 on (on 3.11 it lacks what pydantic
+    needs to see which keys are required), so there it gets an equivalent class: same name,
+    docstring, keys and required keys. The function still receives a plain dict.
+    """
+    if sys.version_info >= (3, 12):
+        return annotation
+    return _rebuild_typed_dicts(annotation, {})
+
+
+def _rebuild_typed_dicts(hint: Any, made: dict[Any, Any]) -> Any:
+    if isinstance(hint, type) and typing.is_typeddict(hint) and type(hint).__module__ == "typing":
+        if hint not in made:
+            made[hint] = hint  # a TypedDict that contains itself stays as it is (inline_refs refuses it)
+            made[hint] = _typing_extensions_twin(hint, made)
+        return made[hint]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is None or not args or origin is typing.Literal:
+        return hint
+    new = tuple(_rebuild_typed_dicts(arg, made) for arg in args)
+    if all(a is b for a, b in zip(new, args, strict=True)):
+        return hint
+    if origin is Annotated:
+        return Annotated[(new[0], *hint.__metadata__)]
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[new]  # noqa: UP007  # a tuple of types, not an `X | Y` expression
+    return origin[new if len(new) > 1 else new[0]]
+
+
+def _typing_extensions_twin(typed_dict: Any, made: dict[Any, Any]) -> Any:
+    import typing_extensions
+
+    fields = {}
+    for key, hint in typing.get_type_hints(typed_dict, include_extras=True).items():
+        # A Required/NotRequired written as a string annotation is missed by 3.11's __required_keys__.
+        wrap = typing.get_origin(hint)
+        if wrap in (typing.Required, typing.NotRequired):
+            hint = typing.get_args(hint)[0]
+        else:
+            wrap = typing.Required if key in typed_dict.__required_keys__ else typing.NotRequired
+        fields[key] = wrap[_rebuild_typed_dicts(hint, made)]
+    twin = typing_extensions.TypedDict(typed_dict.__name__, fields)  # type: ignore[operator]
+    twin.__doc__, twin.__module__, twin.__qualname__ = typed_dict.__doc__, typed_dict.__module__, typed_dict.__qualname__
+    if hasattr(typed_dict, "__pydantic_config__"):
+        twin.__pydantic_config__ = typed_dict.__pydantic_config__
+    return twin
 
 
 def _type_of_default(default: Any) -> Any:
