@@ -30,6 +30,7 @@ from adk_notebook import (
     ToolExecutionStrategy,
     tool,
 )
+from adk_notebook.notebook.transcript import transcript_text
 
 
 @tool
@@ -184,6 +185,25 @@ async def test_after_agent_adds_an_answer() -> None:
     agent = LlmAgent(name="a", model=ScriptedModel(["hello"]), after_agent_callback=lambda ctx: "(logged)")
     result = await run(agent)
     assert [e.text for e in result.events if not e.partial][-2:] == ["hello", "(logged)"]
+
+
+@pytest.mark.parametrize("hook", ["before_agent_callback", "after_agent_callback", "before_model_callback",
+                                  "after_model_callback"])
+async def test_an_artifact_saved_in_a_callback_is_recorded_on_an_event(hook: str) -> None:
+    async def save(ctx: CallbackContext, *_: object) -> None:
+        await ctx.save_artifact("summary.txt", Part(text="from a callback"))
+
+    sessions, artifacts = InMemorySessionService(), InMemoryArtifactService()
+    agent = LlmAgent(name="a", model=ScriptedModel(["ok"]), **{hook: save})
+    runner = Runner(app_name="app", agent=agent, session_service=sessions, artifact_service=artifacts)
+    session = await sessions.create(app_name="app", user_id="u")
+    result = await runner.run_to_result(user_id="u", session_id=session.id, content="go")
+
+    assert await artifacts.list_keys(app_name="app", user_id="u", session_id=session.id) == ["summary.txt"]
+    stored = await sessions.get(app_name="app", user_id="u", session_id=session.id)
+    assert [e.actions.artifact_delta for e in stored.events if e.actions.artifact_delta] == [{"summary.txt": 0}]
+    assert "artifact summary.txt v0" in transcript_text(result.events, agent_name="a"), "the run view shows it"
+    assert result.text == "ok"
 
 
 async def test_tool_callbacks_and_outcomes() -> None:

@@ -134,7 +134,7 @@ class LlmAgent(Agent):
         if self.before_agent_callback:
             cb_ctx = CallbackContext(ctx)
             content = _as_content(await self.before_agent_callback(cb_ctx))
-            if content is not None or cb_ctx.actions.state_delta:
+            if content is not None or _has_effects(cb_ctx.actions):
                 yield self._event(ctx, content, actions=cb_ctx.actions)
             if content is not None:
                 return
@@ -198,7 +198,7 @@ class LlmAgent(Agent):
         if self.after_agent_callback:
             cb_ctx = CallbackContext(ctx)
             content = _as_content(await self.after_agent_callback(cb_ctx))
-            if content is not None or cb_ctx.actions.state_delta:
+            if content is not None or _has_effects(cb_ctx.actions):
                 yield self._event(ctx, content, actions=cb_ctx.actions)
 
     def _out_of_iterations(self, ctx: InvocationContext, limit: int) -> AdkError:
@@ -323,6 +323,11 @@ def _as_content(value: Any) -> Content | None:
         return Content.model(value)
     raise AdkError.config(f"An agent callback must return Content, str or None, got {type(value).__name__}.",
                           code="invalid_callback_result")
+
+
+def _has_effects(actions: EventActions) -> bool:
+    """Whether a callback did something an event must record (state, an artifact, a transfer...)."""
+    return actions != EventActions()
 
 
 def _part_text(part: Part | None) -> str | None:
