@@ -217,6 +217,63 @@ def process_order(ctx: ToolContext, args: dict) -> dict:
     }
 
 
+# -- The TypeScript ADK's form (seed 003): FunctionTool({name, description, parameters, execute}) -----
+class Expense(BaseModel):
+    category: str = Field(description="Categoría (ej. Vivienda, Comida, Transporte)")
+    amount: float = Field(description="Monto mensual en USD")
+
+
+class BudgetInput(BaseModel):
+    monthlyIncome: float = Field(description="Ingresos mensuales en USD")  # the article's names
+    expenses: list[Expense] = Field(description="Lista de gastos mensuales")
+
+
+def analyze(params: BudgetInput) -> dict:
+    total = sum(e.amount for e in params.expenses)
+    return {"status": "success", "summary": {"totalExpenses": total, "savings": params.monthlyIncome - total}}
+
+
+async def test_function_tool_in_the_typescript_form() -> None:
+    budget_tool = FunctionTool(
+        name="analyze_budget",
+        description="Analiza ingresos y gastos mensuales",
+        parameters=BudgetInput,
+        execute=analyze,
+    )
+    model = ScriptedModel([
+        FunctionCall("analyze_budget", {"monthlyIncome": 3000, "expenses": [{"category": "Comida", "amount": "400"}]}),
+        FunctionCall("analyze_budget", {"monthlyIncome": 3000}),
+        "Ahorrás 2600 USD por mes.",
+    ])
+    result = await LlmAgent(name="budget", model=model, tools=[budget_tool]).run_async("mis gastos de comida son $400")
+
+    declaration = declared(model)["analyze_budget"]
+    assert declaration.description == "Analiza ingresos y gastos mensuales"
+    expenses = declaration.parameters["properties"]["expenses"]
+    assert expenses["description"] == "Lista de gastos mensuales"
+    assert expenses["items"]["properties"]["amount"] == {"type": "number", "description": "Monto mensual en USD"}
+    ok, refused = responses(result)
+    assert ok.response == {"status": "success", "summary": {"totalExpenses": 400.0, "savings": 2600.0}}
+    assert refused.response["code"] == "invalid_arguments" and "'expenses' is required" in refused.response["error"]
+    assert budget_tool(BudgetInput(monthlyIncome=10, expenses=[]))["summary"]["savings"] == 10, "still the function"
+
+
+async def test_typescript_form_with_a_json_schema_and_the_tool_context() -> None:
+    async def lookup(params: dict, tool_context: ToolContext) -> dict:
+        return {"ticker": params["ticker"].upper(), "call": tool_context.function_call_id}
+
+    quote = FunctionTool(name="get_quote", description="A stock quote.", execute=lookup,
+                         parameters={"type": "object", "properties": {"ticker": {"type": "string"}},
+                                     "required": ["ticker"]})
+    ctx = SimpleToolContext().with_function_call_id("c1")
+    assert await quote.execute(ctx, quote.validate_args({"ticker": "aapl"})) == {"ticker": "AAPL", "call": "c1"}
+    no_schema = FunctionTool(name="echo", description="Echo.", execute=lambda params: params)
+    assert await no_schema.execute(ctx, {"anything": 1}) == {"anything": 1}
+    for wrong in ({}, {"handler": lambda ctx, args: {}, "execute": lambda params: {}}):
+        with pytest.raises(AdkError, match="takes one function"):
+            FunctionTool("t", "d", **wrong)
+
+
 async def test_process_order_reads_parameters_and_reports_missing_ones() -> None:
     order_tool = FunctionTool(
         "process_order",
@@ -513,6 +570,23 @@ async def test_simple_tool_context_defaults() -> None:
     ctx.state["visits"] = 1
     assert dict(ctx.state) == {"visits": 1} and ctx.actions.state_delta == {"visits": 1}
     assert dict(other.state) == {}, "every context has its own fresh state"
+
+
+async def test_simple_tool_context_takes_the_seed_builders() -> None:
+    @tool
+    def whoami(tool_context: ToolContext) -> dict:
+        """Say which call and session this is."""
+        return {"call": tool_context.function_call_id, "session": tool_context.session_id}
+
+    # The seed: SimpleToolContext::new("my-mcp-server").with_function_call_id("custom-call-id")
+    ctx = SimpleToolContext("my-mcp-server").with_function_call_id("custom-call-id")
+    assert isinstance(ctx, SimpleToolContext) and ctx.session_id == ""
+    assert await whoami.execute(ctx, {}) == {"call": "custom-call-id", "session": ""}
+    bound = SimpleToolContext("my-mcp-server").with_session_id("session-42")
+    assert await whoami.execute(bound, {}) == {"call": bound.function_call_id, "session": "session-42"}
+    both = SimpleToolContext("srv").with_session_id("s-1").with_function_call_id("c-1")
+    assert (both.session_id, both.function_call_id, both.user_id) == ("s-1", "c-1", "anonymous")
+    assert repr(both) == "SimpleToolContext(caller='srv', function_call_id='c-1')"
 
 
 async def test_simple_tool_context_overrides_and_progress() -> None:
@@ -852,6 +926,37 @@ def test_builders() -> None:
         FunctionResponseData({}).with_file_data("pdf", "gs://bucket/file.pdf")
 
 
+async def test_function_response_data_seed_constructors() -> None:
+    # The seed: FunctionResponseData::with_inline_data("chart_tool", json!({...}), vec![InlineDataPart {...}])
+    chart = FunctionResponseData.with_inline_data("chart_tool", {"title": "Q4 Chart"},
+                                                  [{"mime_type": "image/png", "data": PNG}])
+    assert (chart.name, chart.response) == ("chart_tool", {"title": "Q4 Chart"})
+    assert [(p.mime_type, p.inline_data.data) for p in chart.parts] == [("image/png", PNG)]
+    doc = FunctionResponseData.with_file_data("doc_tool", {"status": "ok"},
+                                              [{"mime_type": "application/pdf", "file_uri": "gs://bucket/file.pdf"}])
+    assert (doc.name, doc.response, [(p.mime_type, p.file_uri) for p in doc.parts]) == (
+        "doc_tool", {"status": "ok"}, [("application/pdf", "gs://bucket/file.pdf")])
+    both = FunctionResponseData.with_multimodal("tool", {"n": 1}, [Blob("image/png", PNG)],
+                                                [FileData("application/pdf", "gs://b/r.pdf")])
+    assert [p.mime_type for p in both.parts] == ["image/png", "application/pdf"] and both.name == "tool"
+    with pytest.raises(AdkError, match="needs 'file_uri'"):
+        FunctionResponseData.with_file_data("doc_tool", {}, [{"mime_type": "application/pdf"}])
+
+    # the builders on an object are unchanged, and a tool may return what the constructors make
+    assert FunctionResponseData({"a": 1}).with_inline_data("image/png", PNG).parts == chart.parts
+
+    @tool
+    def chart_tool(title: str) -> FunctionResponseData:
+        """Draw a chart."""
+        return FunctionResponseData.with_inline_data("chart_tool", {"title": title}, [{"mime_type": "image/png",
+                                                                                        "data": PNG}])
+
+    result = await LlmAgent(name="c", model=ScriptedModel([FunctionCall("chart_tool", {"title": "Q4"}), "Here."]),
+                            tools=[chart_tool]).run_async("chart")
+    (response,) = responses(result)
+    assert response.response == {"title": "Q4"} and [p.mime_type for p in response.parts] == ["image/png"]
+
+
 def test_to_response_dict_keeps_working() -> None:
     class Quote(BaseModel):
         ticker: str
@@ -962,6 +1067,24 @@ async def test_merged_toolset_keeps_order_and_refuses_duplicates_deterministical
 
     with pytest.raises(TypeError, match="MergedToolset\\(\\*toolsets\\)"):
         MergedToolset([web, docs])  # type: ignore[arg-type]
+
+
+async def test_merged_toolset_takes_the_seed_form_name_then_a_list() -> None:
+    # The seed: MergedToolset::new("all", vec![weather, utils])
+    weather = PrefixedToolset(BasicToolset("weather", [named_tool("forecast")]), "wx")
+    utils = FilteredToolset(BasicToolset("utils", [named_tool("search"), named_tool("calculate"), named_tool("rm")]),
+                            ["search", "calculate"])
+    composed = MergedToolset("all", [weather, utils])
+    assert composed.name == "all" and MergedToolset("all", (weather, utils)).name == "all"
+    assert [t.name for t in await composed.tools(SimpleToolContext())] == ["wx_forecast", "search", "calculate"]
+    model = ScriptedModel([FunctionCall("wx_forecast", {}), "Done."])
+    result = await LlmAgent(name="agent", model=model, toolsets=[composed]).run_async("go")
+    assert list(declared(model)) == ["wx_forecast", "search", "calculate"] and responses(result)[0].name == "wx_forecast"
+
+    with pytest.raises(TypeError, match="already names the toolset"):
+        MergedToolset("all", [weather], name="other")
+    with pytest.raises(TypeError, match=r"got list; .*MergedToolset\('all', \[a, b\]\)"):
+        MergedToolset([weather, utils])
 
 
 async def test_duplicate_between_agent_tools_and_a_toolset_is_a_clear_error() -> None:

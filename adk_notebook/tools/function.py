@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, overload
 
+from ..core.errors import AdkError
 from .base import Tool, check_tool_name
 
 if TYPE_CHECKING:
@@ -28,21 +29,44 @@ __all__ = ["FunctionTool", "tool"]
 class FunctionTool(Tool):
     """A tool backed by a Python callable.
 
+    The TypeScript ADK's form works too: `FunctionTool(name=..., description=...,
+    parameters=Model, execute=fn)`, where `fn(args)` or `fn(args, tool_context)` (sync or
+    async) gets the validated arguments: an instance of `parameters` when it is a pydantic
+    model, else the dict.
+
     Args:
         name: The name the model calls it by (letters, digits, `_`, `.`, `-`).
         description: What it does and when to use it; the model reads this.
         handler: `handler(ctx, args)` (sync or async) receiving the arguments as a dict.
+        parameters: The arguments' schema (a pydantic model or a JSON schema), as
+            `with_parameters_schema` takes it.
+        execute: Instead of `handler`: the TypeScript-style function described above.
     """
 
-    def __init__(self, name: str, description: str, handler: Callable[[ToolContext, dict[str, Any]], Any]) -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        handler: Callable[[ToolContext, dict[str, Any]], Any] | None = None,
+        *,
+        parameters: type[BaseModel] | dict[str, Any] | None = None,
+        execute: Callable[..., Any] | None = None,
+    ) -> None:
+        function = handler if handler is not None else execute
+        if function is None or (handler is not None and execute is not None):
+            raise AdkError.config(f"FunctionTool {name!r} takes one function: handler(ctx, args), or execute(args) "
+                                  "as the TypeScript ADK writes it.", code="invalid_tool")
         self.name = check_tool_name(name)
         self.description = description
-        self._handler = handler
-        self._blocking = not _is_async_callable(handler)
-        self._call: Callable[[ToolContext, dict[str, Any]], Any] = handler
+        self._handler = function
+        self._blocking = not _is_async_callable(function)
+        self._call: Callable[[ToolContext, dict[str, Any]], Any] = (
+            handler if handler is not None else _execute_call(function, parameters))
         self._parameters: dict[str, Any] | None = None
         self._response: dict[str, Any] | None = None
         self._validate: Callable[[dict[str, Any]], dict[str, Any]] = _accept
+        if parameters is not None:
+            self.with_parameters_schema(parameters)
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> FunctionTool:
@@ -117,6 +141,19 @@ class FunctionTool(Tool):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function, so a notebook user can try the tool directly."""
         return self._handler(*args, **kwargs)
+
+
+def _execute_call(execute: Callable[..., Any], parameters: Any) -> Callable[[ToolContext, dict[str, Any]], Any]:
+    """`execute(args[, tool_context])` as a handler; a pydantic `parameters` model is built from the args."""
+    build: Callable[[dict[str, Any]], Any] = getattr(parameters, "model_validate", None) or _accept
+    try:
+        params = inspect.signature(execute).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it the arguments only
+        params = ()  # type: ignore[assignment]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    if len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional):
+        return lambda ctx, args: execute(build(args), ctx)
+    return lambda ctx, args: execute(build(args))
 
 
 def _accept(args: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import sys
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -64,6 +65,49 @@ class _MediaError(Exception):
         self.code = code
 
 
+class _SeedConstructor:
+    """A builder method that, called on the class instead, is the seed's constructor of that name.
+
+    `data.with_inline_data("image/png", png)` appends to `data`; adk-rust's
+    `FunctionResponseData::with_inline_data(name, json, parts)` makes a new one, and so does
+    `FunctionResponseData.with_inline_data(name, json, parts)` here.
+    """
+
+    def __init__(self, builder: Callable[..., Any], constructor: Callable[..., Any]) -> None:
+        self.builder, self.constructor = builder, constructor
+        self.__doc__ = builder.__doc__  # what help() shows
+
+    def __get__(self, obj: object, owner: type) -> Callable[..., Any]:
+        return types.MethodType(self.constructor, owner) if obj is None else types.MethodType(self.builder, obj)
+
+
+def _or_on_the_class(constructor: Callable[..., Any]) -> Callable[[Callable[..., Any]], Any]:
+    return lambda builder: _SeedConstructor(builder, constructor)
+
+
+def _new_multimodal(cls: type[FunctionResponseData], name: str, response: Any, inline_parts: Iterable[Any],
+                    file_parts: Iterable[Any]) -> FunctionResponseData:
+    """The seed's `with_multimodal(name, json, inline_items, file_items)`: a new response."""
+    data = cls(_plain(response), name=name)
+    for items, convert in ((inline_parts, _inline_part), (file_parts, _file_part)):
+        for item in items:
+            if isinstance(item, (Part, Blob, FileData)):
+                data.with_multimodal([item])
+            else:
+                data.parts.append(convert(_raise_tool_error, item))
+    return data
+
+
+def _new_inline_data(cls: type[FunctionResponseData], name: str, response: Any, parts: Iterable[Any]) -> FunctionResponseData:
+    """The seed's `with_inline_data(name, json, inline_items)`: a new response."""
+    return _new_multimodal(cls, name, response, parts, ())
+
+
+def _new_file_data(cls: type[FunctionResponseData], name: str, response: Any, parts: Iterable[Any]) -> FunctionResponseData:
+    """The seed's `with_file_data(name, json, file_items)`: a new response."""
+    return _new_multimodal(cls, name, response, (), parts)
+
+
 @dataclass(slots=True)
 class FunctionResponseData:
     """A tool's answer as the model receives it: a JSON object and media parts.
@@ -72,27 +116,47 @@ class FunctionResponseData:
     each of which appends and returns the object:
     `FunctionResponseData({"title": "Q4"}).with_inline_data("image/png", png_bytes)`.
 
+    Called on the class, the same names are the seed's constructors:
+    `FunctionResponseData.with_inline_data("chart_tool", {"title": "Q4"}, [{"mime_type":
+    "image/png", "data": png_bytes}])`, `.with_file_data(name, json, [{"mime_type": ...,
+    "file_uri": ...}])` and `.with_multimodal(name, json, inline_items, file_items)`; an item
+    may also be a `Blob`, a `FileData` or a media `Part`.
+
     Attributes:
         response: The JSON object (what a plain tool result becomes).
         parts: Media parts (inline bytes or file references) sent alongside it.
+        name: The tool's name, when given (the seed's constructors take it).
     """
 
     response: dict[str, Any] = field(default_factory=dict)
     parts: list[Part] = field(default_factory=list)
     error: str | None = None  # set when the result could not be sent as it was
+    name: str = ""
 
+    @_or_on_the_class(_new_inline_data)
     def with_inline_data(self, mime_type: str, data: bytes | str) -> FunctionResponseData:
-        """Add bytes (or base64 text) of the given MIME type, e.g. a PNG chart."""
+        """Add bytes (or base64 text) of the given MIME type, e.g. a PNG chart.
+
+        On the class: `FunctionResponseData.with_inline_data(name, json, inline_items)`.
+        """
         self.parts.append(_inline_part(_raise_tool_error, {"mime_type": mime_type, "data": data}))
         return self
 
+    @_or_on_the_class(_new_file_data)
     def with_file_data(self, mime_type: str, file_uri: str) -> FunctionResponseData:
-        """Add a reference to a file by URI (gs://, https://, a local path) of the given MIME type."""
+        """Add a reference to a file by URI (gs://, https://, a local path) of the given MIME type.
+
+        On the class: `FunctionResponseData.with_file_data(name, json, file_items)`.
+        """
         self.parts.append(_file_part(_raise_tool_error, {"mime_type": mime_type, "file_uri": file_uri}))
         return self
 
+    @_or_on_the_class(_new_multimodal)
     def with_multimodal(self, parts: Iterable[Part | Blob | FileData]) -> FunctionResponseData:
-        """Add ready-made media: `Part`s holding inline or file data, `Blob`s or `FileData`s."""
+        """Add ready-made media: `Part`s holding inline or file data, `Blob`s or `FileData`s.
+
+        On the class: `FunctionResponseData.with_multimodal(name, json, inline_items, file_items)`.
+        """
         for part in parts:
             if isinstance(part, Blob):
                 part = Part(inline_data=part)

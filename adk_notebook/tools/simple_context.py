@@ -5,12 +5,16 @@
 It is a real `ToolContext` over a throwaway invocation: user "anonymous", an empty session
 id, fresh in-memory state, no artifacts, an empty memory and generated ids. What the tool
 emits with `ctx.emit_progress(stream, chunk)` is kept in `ctx.progress`.
+
+The seed's builder spelling works as well as the keywords:
+
+    ctx = SimpleToolContext("my-mcp-server").with_function_call_id("custom-call-id").with_session_id("session-42")
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from ..core.content import Content
 from ..core.context import COMPLETED, InvocationContext, ToolContext
@@ -69,6 +73,17 @@ class SimpleToolContext(ToolContext):
         super().__init__(invocation, function_call_id or "adk-" + new_id(), tool_name)
         self.caller = caller
         self.progress: list[ToolProgress] = []
+
+    # -- the seed's builders (each sets one field and returns the context) ----------------------
+    def with_function_call_id(self, function_call_id: str) -> Self:
+        """Answer the call `function_call_id`: the seed's spelling of `function_call_id=`."""
+        self.function_call_id = function_call_id
+        return self
+
+    def with_session_id(self, session_id: str) -> Self:
+        """Bind a session id, for tools that key state by session: the seed's spelling of `session_id=`."""
+        self._invocation.session.id = session_id
+        return self
 
     def emit_progress(self, stream: str, chunk: str) -> Any:
         """Keep the chunk in `progress` (no run, no event stream); may be awaited or not."""

@@ -5,7 +5,8 @@ toolset offers can depend on who is asking. The building blocks:
 
 - `BasicToolset(name, tools)`: a fixed group.
 - `FilteredToolset(toolset, predicate_or_names)`: only the tools a predicate accepts.
-- `MergedToolset(*toolsets)`: several toolsets as one; a duplicate name is an error.
+- `MergedToolset(*toolsets)` (or the seed's `MergedToolset(name, [a, b])`): several toolsets
+  as one; a duplicate name is an error.
 - `PrefixedToolset(toolset, prefix)`: every tool renamed `prefix_name`, to avoid clashes.
 
 A toolset of your own subclasses `Toolset`, e.g. the seed's permission-based one:
@@ -109,20 +110,26 @@ class FilteredToolset(Toolset):
 class MergedToolset(Toolset):
     """Several toolsets offered as one, in order; two tools with one name are an error.
 
+    `MergedToolset(a, b, name="all")`, or as the seed writes it, `MergedToolset("all", [a, b])`.
+
     Args:
         *toolsets: The toolsets to merge (resolved concurrently, combined in this order).
         name: Identifies the toolset in messages (default: the parts' names joined by "+").
     """
 
-    def __init__(self, *toolsets: Toolset, name: str | None = None) -> None:
+    def __init__(self, *toolsets: Toolset | str | list[Toolset] | tuple[Toolset, ...], name: str | None = None) -> None:
+        if len(toolsets) == 2 and isinstance(toolsets[0], str) and isinstance(toolsets[1], (list, tuple)):
+            if name is not None:
+                raise TypeError("MergedToolset(name, [a, b]) already names the toolset; leave out name=.")
+            name, toolsets = toolsets[0], tuple(toolsets[1])  # the seed's MergedToolset::new(name, vec![...])
         for ts in toolsets:
             if not isinstance(ts, Toolset):
                 raise TypeError(
-                    f"MergedToolset takes toolsets as separate arguments, got {type(ts).__name__}; "
-                    "write MergedToolset(a, b) or MergedToolset(*toolsets)."
+                    f"MergedToolset takes toolsets, got {type(ts).__name__}; write MergedToolset(a, b), "
+                    "MergedToolset(*toolsets) or, as the seed does, MergedToolset('all', [a, b])."
                 )
-        self.toolsets = toolsets
-        self.name = name or "+".join(ts.name for ts in toolsets)
+        self.toolsets: tuple[Toolset, ...] = toolsets  # type: ignore[assignment]  # checked just above
+        self.name = name or "+".join(ts.name for ts in self.toolsets)
 
     async def tools(self, ctx: ReadonlyContext) -> list[Tool]:
         results = await asyncio.gather(*(ts.tools(ctx) for ts in self.toolsets), return_exceptions=True)
