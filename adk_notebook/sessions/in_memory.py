@@ -1,7 +1,12 @@
-"""Sessions in a dict: the default, for notebooks, tests and scripts."""
+"""Sessions in a dict: the default, for notebooks, tests and scripts.
+
+State goes in and comes out as copies, as it does through a database: a session that `get`
+returned, or a value a tool stored and then kept changing, never changes what is stored.
+"""
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +26,12 @@ class _Stored:
 
 
 class InMemorySessionService(BaseSessionService):
-    """Keeps sessions for the life of the process. `get` returns a snapshot, not the stored object."""
+    """Keeps sessions for the life of the process.
+
+    `get` (and `create`, `list`) return snapshots: the state is a deep copy, so changing it
+    changes nothing stored (state changes go through an event's `state_delta`). The events
+    are the stored `Event` objects, in a new list: read them, do not change them.
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, str, str], _Stored] = {}
@@ -35,7 +45,7 @@ class InMemorySessionService(BaseSessionService):
         key = (app_name, user_id, session_id)
         if key in self._sessions:
             raise session_exists(app_name, user_id, session_id)
-        app, user, own = split_delta(state or {})
+        app, user, own = split_delta(_copy(state or {}))
         self._app_state.setdefault(app_name, {}).update(app)
         self._user_state.setdefault((app_name, user_id), {}).update(user)
         self._sessions[key] = _Stored(own)
@@ -70,18 +80,18 @@ class InMemorySessionService(BaseSessionService):
         stored.events.append(event)
         stored.last_update_time = event.timestamp
         if session_delta:
-            stored.state.update(session_delta)
+            stored.state.update(_copy(session_delta))
         if app_delta:
-            self._app_state.setdefault(session.app_name, {}).update(app_delta)
+            self._app_state.setdefault(session.app_name, {}).update(_copy(app_delta))
         if user_delta:
-            self._user_state.setdefault((session.app_name, session.user_id), {}).update(user_delta)
+            self._user_state.setdefault((session.app_name, session.user_id), {}).update(_copy(user_delta))
 
     def _merged_state(self, app_name: str, user_id: str, stored: _Stored) -> dict[str, Any]:
-        return {
+        return _copy({
             **stored.state,
             **self._app_state.get(app_name, {}),
             **self._user_state.get((app_name, user_id), {}),
-        }
+        })
 
     def _snapshot(self, key: tuple[str, str, str], stored: _Stored) -> Session:
         app_name, user_id, session_id = key
@@ -94,3 +104,23 @@ class InMemorySessionService(BaseSessionService):
             last_update_time=stored.last_update_time,
         )
 
+
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of state: fast for the JSON-like values state holds, `copy.deepcopy` for the rest.
+
+    An object that cannot be copied (a lock, a connection) is kept as it is, as before.
+    """
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy(item) for item in value]
+    try:
+        return copy.deepcopy(value)
+    except (TypeError, copy.Error):
+        return value
