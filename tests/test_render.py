@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 import struct
 import zlib
@@ -222,6 +223,69 @@ def test_unfinished_runs(status: str) -> None:
         assert "⚠ model.internal: the provider hung up</div>" in out and "Traceback" not in out
 
 
+def _cards(events: list[Event], status: str = "done") -> list[tuple[str, str, str | None]]:
+    transcript = Transcript(agent_name="bot", prompt="p")
+    for event in events:
+        transcript.add(event)
+    transcript.finish(status=status)
+    return [(i["id"], i["status"], i["result"]) for i in transcript.state()["items"] if i["k"] == "tool"]
+
+
+def _calls(*calls: FunctionCall) -> Event:
+    return Event("bot", Content("model", [Part(function_call=c) for c in calls]))
+
+
+def _answers(*pairs: tuple[FunctionCall, dict]) -> Event:
+    return Event("bot", Content("tool", [Part(function_response=FunctionResponse(c.name, r, c.id)) for c, r in pairs]),
+                 tool_outcomes=[ToolOutcome(c.id, c.name, c.args, "error" not in r, 0.1) for c, r in pairs])
+
+
+def test_two_calls_with_one_id_each_get_their_own_answer_and_none_stays_running() -> None:
+    first, second = FunctionCall("lookup", {"q": "a"}, id="call_0"), FunctionCall("lookup", {"q": "b"}, id="call_0")
+    one_turn = [_calls(first, second), _answers((first, {"n": 1}), (second, {"error": "no"}))]
+    assert _cards(one_turn) == [("call_0", "ok", '{\n  "n": 1\n}'), ("call_0", "error", '{\n  "error": "no"\n}')]
+    # a server that numbers calls per answer: call_0 in every turn
+    turns = [_calls(first), _answers((first, {"n": 1})), _calls(second), _answers((second, {"n": 2}))]
+    assert [status for _, status, _ in _cards(turns)] == ["ok", "ok"]
+    out = transcript_html(one_turn, agent_name="bot", prompt="p")
+    assert ">running</span>" not in out and out.count(">ok</span>") == 1 and out.count(">error</span>") == 1
+
+
+def test_a_finished_run_has_no_card_running() -> None:
+    call = FunctionCall("lookup", {}, id="c1")
+    assert _cards([_calls(call)]) == [("c1", "unanswered", None)], "a call no response ever answered"
+    assert _cards([_calls(call)], status="cancelled") == [("c1", "cancelled", None)]
+    out = transcript_html([_calls(call)], agent_name="bot", prompt="p")
+    assert ">unanswered</span>" in out and ">running</span>" not in out
+
+
+HOSTILE_CHARS = "a\x00b\x1b[31mred\x1b[0m\x07\x08\x7f\x9b\ud800z\udfff"
+
+
+def test_control_characters_and_lone_surrogates_never_reach_an_output() -> None:
+    call = FunctionCall("t", {"q": HOSTILE_CHARS}, id="c1")
+    events = [
+        Event("user", Content.user(HOSTILE_CHARS)),
+        _calls(call),
+        Event("bot", partial=True, progress=ToolProgress("c1", "t", "stdout", HOSTILE_CHARS)),
+        _answers((call, {"r": HOSTILE_CHARS})),
+        Event("bot", actions=EventActions(state_delta={HOSTILE_CHARS: HOSTILE_CHARS})),
+        Event("bot", Content.model(HOSTILE_CHARS), partial=True),
+        Event("bot", Content.model(f"**{HOSTILE_CHARS}** `{HOSTILE_CHARS}`")),
+        Event("bot", error=AdkError.tool(HOSTILE_CHARS)),
+    ]
+    bad = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+    for out in (transcript_html(events, agent_name="bot"), transcript_text(events, agent_name="bot")):
+        assert not bad.search(out), repr(bad.search(out))
+        out.encode("utf-8")  # would raise on a lone surrogate
+        assert "a\ufffdb\ufffd[31mred" in out
+    assert "a\ufffdb" in markdown_to_html("a\x00b") and table_html(["k"], [["\x00\x1b"]]).count("\ufffd") == 2
+    tracked = Transcript(agent_name="bot", track=True)
+    for event in events:
+        tracked.add(event)
+    assert not bad.search(json.dumps([tracked.take_ops(), tracked.state()], ensure_ascii=False)), "nor the widget"
+
+
 def test_event_errors_and_state_deltas() -> None:
     events = [
         Event("bot", actions=EventActions(state_delta={"user:name": "Ana", "big": list(range(100))},
@@ -288,6 +352,12 @@ def test_transcript_ops_coalesce_streamed_text() -> None:
     (IMG_PROBE, "<p>&lt;img src=x onerror=window.__pwned=1&gt;</p>"),
     (SCRIPT_PROBE, "<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>"),
     ("a\x00b **c**", "<p>a\ufffdb <strong>c</strong></p>"),
+    ("[x](https://a.com/`b`) and `[c](https://d.e)`",
+     ('<p><a href="https://a.com/%60b%60" target="_blank" rel="noopener noreferrer">x</a> and '
+      "<code>[c](https://d.e)</code></p>")),
+    ("[`x` y](https://a.b/`c`/d)", ('<p><a href="https://a.b/%60c%60/d" target="_blank" rel="noopener noreferrer">'
+                                    "<code>x</code> y</a></p>")),
+    ("\ue000x\ue004 **b**", "<p>\ue000x\ue004 <strong>b</strong></p>"),
     ("", ""),
 ])
 def test_markdown_subset(source: str, expected: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -472,6 +473,24 @@ def test_js_stop_button(tmp_path: Path) -> None:
     assert done["stopHidden"] and "done" in done["text"]
 
 
+@node
+def test_js_settles_cards_of_reused_ids_and_cleans_text_as_the_saved_transcript(tmp_path: Path) -> None:
+    from test_render import HOSTILE_CHARS, _answers, _calls
+
+    first = FunctionCall("lookup", {"q": HOSTILE_CHARS}, id="call_0")
+    second = FunctionCall("lookup", {"q": "b"}, id="call_0")
+    events = [_calls(first, second), _answers((first, {"n": 1}), (second, {"error": "no"})),
+              Event("bot", Content.model(HOSTILE_CHARS), partial=True), Event("bot", Content.model(HOSTILE_CHARS))]
+    initial, deltas, final, _ = tracked_run(events)
+    (live,) = run_js(tmp_path, [{"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True},
+                                                                                               {"state": final}]}])["views"]
+    from_deltas, saved = live
+    assert from_deltas["text"] == saved["text"] and from_deltas["tags"] == saved["tags"]
+    assert "running" not in saved["text"].replace("🔧", "") and "okerror" not in saved["text"]
+    assert saved["text"].count("a\ufffdb\ufffd[31mred") == 1 and '"a\\u0000b\\u001b[31mred' in saved["text"]
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]", saved["text"])
+
+
 MARKDOWN_CASES = [
     "**bold** and *it* and _em_ and __strong__ and snake_case and a.__b",
     "`a *b* <c>` then [site](https://example.com/?a=1&b=2) and [x](https://e.com/*a*)",
@@ -481,6 +500,8 @@ MARKDOWN_CASES = [
     JS_LINK + " " + IMG_PROBE + " " + SCRIPT_PROBE,
     '[x](https://e.com" onmouseover="alert(1)) [y](data:text/html,<b>)',
     "**`code` in bold** and *[link](http://a.b)* and [`x` y](https://a.b/c)",
+    "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d)",
+    "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05 \ud800lone\udfff \U0001f600 \u2028",
 ]
 
 

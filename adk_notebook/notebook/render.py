@@ -8,7 +8,8 @@ a small, safe markdown (`markdown_to_html`); `table_html` draws the `%adk` table
 Safety: every string that came from a user, a model or a tool goes through `html.escape`
 before it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type
 from `IMAGE_TYPES` (so an SVG never becomes markup), and a link is made only from an
-http(s) URL or a data: URL of an allowed type; a `javascript:` URI stays text.
+http(s) URL or a data: URL of an allowed type; a `javascript:` URI stays text. NUL and other
+control characters, and lone surrogates, never reach an output (`clean_text`).
 
 No IPython or ipywidgets here: the magics use these functions for `%adk` tables as well.
 """
@@ -24,6 +25,7 @@ from ..core.errors import AdkError
 
 __all__ = [
     "IMAGE_TYPES",
+    "clean_text",
     "error_line",
     "escape",
     "markdown_to_html",
@@ -37,9 +39,20 @@ __all__ = [
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"})
 
 
+# C0 and C1 controls but tab, newline and carriage return; DEL; surrogates (only lone ones can
+# be in a str). HTML forbids them, a terminal obeys them (an ANSI escape restyles or hides
+# text), and no encoder writes a lone surrogate.
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with each character no output should carry replaced by U+FFFD (see `_UNSAFE_CHARS`)."""
+    return _UNSAFE_CHARS.sub("\ufffd", text)
+
+
 def escape(value: object) -> str:
     """`value` as text that is safe inside HTML elements and quoted attributes."""
-    return html.escape(value if isinstance(value, str) else str(value), quote=True)
+    return html.escape(clean_text(value if isinstance(value, str) else str(value)), quote=True)
 
 
 def error_line(error: BaseException | str) -> str:
@@ -100,7 +113,9 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.*)$")
 _NUMBER = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+(.*)$")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s()]+)\)", re.IGNORECASE)
+# Code spans and links in one pass, leftmost first: a link's URL is never searched for code
+# spans (no <code> inside an href), and a code span's text never becomes a link.
+_CODE_OR_LINK = re.compile(r"`([^`\n]+)`|\[([^\]\n]+)\]\((https?://[^\s()]+)\)", re.IGNORECASE)
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])")
 _ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _HOLE = re.compile("\x00(\\d+)\x00")
@@ -114,8 +129,17 @@ def _inline(text: str) -> str:
         holes.append(html_text)
         return f"\x00{len(holes) - 1}\x00"
 
-    text = _CODE_SPAN.sub(lambda m: hold(f"<code>{m[1]}</code>"), text)
-    text = _LINK.sub(lambda m: hold(f'<a href="{m[2]}" target="_blank" rel="noopener noreferrer">{m[1]}</a>'), text)
+    def code(span: str) -> str:
+        return hold(f"<code>{span}</code>")
+
+    def code_or_link(m: re.Match[str]) -> str:
+        if m[1] is not None:
+            return code(m[1])
+        label = _CODE_SPAN.sub(lambda c: code(c[1]), m[2])
+        href = m[3].replace("`", "%60")
+        return hold(f'<a href="{href}" target="_blank" rel="noopener noreferrer">{label}</a>')
+
+    text = _CODE_OR_LINK.sub(code_or_link, text)
     text = _BOLD.sub(lambda m: f"<strong>{m[1] or m[2]}</strong>", text)
     text = _ITALIC.sub(lambda m: f"<em>{m[1] or m[2]}</em>", text)
     while "\x00" in text:
@@ -130,7 +154,7 @@ def markdown_to_html(text: str) -> str:
     *italic*, `code`, fenced code blocks, flat bulleted and numbered lists, and links whose
     URL is http(s). Anything else (raw HTML included) shows as the text it is.
     """
-    lines = escape(text.replace("\x00", "\ufffd").replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    lines = escape(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")  # escape: no NUL left for holes
     out: list[str] = []
     para: list[str] = []
     items: list[str] = []
@@ -201,6 +225,7 @@ _STATUS_COLOR = {
     "done": "var(--jp-success-color1,#388e3c)",
     "error": "var(--jp-error-color1,#d32f2f)",
     "cancelled": "var(--jp-warn-color1,#f57c00)",
+    "unanswered": "var(--jp-warn-color1,#f57c00)",
 }
 
 
@@ -369,7 +394,7 @@ def state_text(state: dict[str, Any]) -> str:
             lines.append(f"error: {item['message']}")
     if state.get("error"):
         lines.append(f"error: {state['error']}")
-    return "\n".join(lines)
+    return clean_text("\n".join(lines))
 
 
 def table_html(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

@@ -9,7 +9,12 @@ fold and draw a list of events in one call.
 
 What is kept is bounded (a tool's log to its tail, results and arguments to a few thousand
 characters), and media are described for the renderer here: only an image of an allowed type
-is inlined, and a file reference keeps an `href` only when it is a safe URL.
+is inlined, and a file reference keeps an `href` only when it is a safe URL. What leaves
+(`state()`, `take_ops()`) carries no control characters or lone surrogates (`clean_text`), so
+the live view, the saved widget state and the static transcripts show the same characters.
+
+A call id names one card; when a provider reuses an id (two calls `call_0`), each response
+settles the oldest card of that id still running, and a finished run has no card running.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 from ..core.content import Content, FunctionResponse, Part
 from ..core.events import Event, EventActions, ToolOutcome, ToolProgress, Usage
-from .render import IMAGE_TYPES, cap, error_line, safe_url, state_html, state_text
+from .render import IMAGE_TYPES, cap, clean_text, error_line, safe_url, state_html, state_text
 
 __all__ = ["Transcript", "transcript_html", "transcript_text"]
 
@@ -160,7 +165,7 @@ class Transcript:
         self.has_usage = False
         self.items: list[_Text | _Tool | _Plain] = []
         self._open: _Text | None = None  # the text turn being streamed
-        self._cards: dict[str, int] = {}  # call id -> index of its tool card
+        self._cards: dict[str, list[int]] = {}  # call id ("" for none) -> its tool cards, oldest first
         self._seen_prompt = prompt is None
         self._first_ts: float | None = None
         self._last_ts: float | None = None
@@ -197,7 +202,7 @@ class Transcript:
                 text = "".join(op[2])
                 tail = _log_tail(text) if len(text) > LOG_LIMIT else text
                 op[2:] = [tail, len(text) - len(tail)]
-        return ops
+        return _clean(ops)
 
     # -- folding events --------------------------------------------------------------------
     def add(self, event: Event) -> None:
@@ -300,8 +305,7 @@ class Transcript:
                 self._add(_Text(event.author, [text], True))
         self._media_item(content.parts, event.author)
         for call in content.function_calls():
-            key = call.id or f"#{len(self.items)}"
-            self._cards[key] = self._add(_Tool.card(call.id, call.name, call.args))
+            self._cards.setdefault(call.id or "", []).append(self._add(_Tool.card(call.id, call.name, call.args)))
 
     def _media_item(self, parts: Iterable[Part], owner: str) -> None:
         media = [m for m in (_media(p, owner) for p in parts if p.inline_data is not None or p.file_data is not None) if m]
@@ -309,16 +313,20 @@ class Transcript:
             self._add(_Plain({"k": "media", "media": media}))
 
     def _card(self, call_id: str | None, name: str, args: dict[str, Any] | None = None) -> int:
-        if call_id and call_id in self._cards:
-            return self._cards[call_id]
-        if not call_id:  # no id: the oldest running card of that name
-            for key, index in self._cards.items():
-                fields = self.items[index].fields  # type: ignore[union-attr]
-                if fields["name"] == name and fields["status"] == "running" and key.startswith("#"):
-                    return index
+        """The card of call `call_id` (made when there is none): the oldest one still running.
+
+        Without an id, the oldest running card of that name among the calls without one.
+        """
+        cards = self._cards.get(call_id or "", [])
+        for index in cards:
+            fields = self.items[index].fields  # type: ignore[union-attr]
+            if fields["status"] == "running" and (call_id or fields["name"] == name):
+                return index
+        if call_id and cards:
+            return cards[-1]  # every card of this id is settled: this updates the latest again
         self._close_text()
         index = self._add(_Tool.card(call_id, name, args or {}))
-        self._cards[call_id or f"#{index}"] = index
+        self._cards.setdefault(call_id or "", []).append(index)
         return index
 
     def _update(self, index: int, fields: dict[str, Any]) -> None:
@@ -327,14 +335,16 @@ class Transcript:
 
     def _responses(self, event: Event) -> None:
         self._close_text()
-        outcomes = {o.call_id: o for o in event.tool_outcomes}
+        outcomes: dict[str, list[ToolOutcome]] = {}  # by call id, in order: ids may repeat
+        for o in event.tool_outcomes:
+            outcomes.setdefault(o.call_id, []).append(o)
         long_running = set(event.long_running_tool_ids)
         for response in event.function_responses():
-            outcome = outcomes.pop(response.id or "", None)
+            same_id = outcomes.get(response.id or "")
+            outcome = same_id.pop(0) if same_id else None
             index = self._card(response.id, response.name, outcome.args if outcome else None)
             self._update(index, _response_fields(response, outcome, response.id in long_running))
-        if outcomes:
-            self._outcomes(outcomes.values())
+        self._outcomes(o for same_id in outcomes.values() for o in same_id)
 
     def _outcomes(self, outcomes: Iterable[ToolOutcome]) -> None:
         for o in outcomes:
@@ -364,12 +374,16 @@ class Transcript:
     # -- the end ---------------------------------------------------------------------------
     def finish(self, *, status: str = "done", error: BaseException | str | None = None,
                elapsed: float | None = None, usage: Usage | None = None) -> None:
-        """Close the run: end the open text turn, settle running cards, record the outcome."""
+        """Close the run: end the open text turn, settle running cards, record the outcome.
+
+        A card still running when the run is over was cancelled, or, in a run that ended
+        well, never answered (a history with a call but no response).
+        """
         self._close_text()
-        if status != "done":
-            for index in self._cards.values():
-                if self.items[index].fields["status"] == "running":  # type: ignore[union-attr]
-                    self._update(index, {"status": "cancelled"})
+        settled = "unanswered" if status == "done" else "cancelled"
+        for index, item in enumerate(self.items):
+            if isinstance(item, _Tool) and item.fields["status"] == "running":
+                self._update(index, {"status": settled})
         if error is not None:
             self.error = error_line(error)
         elif status == "cancelled":
@@ -385,7 +399,7 @@ class Transcript:
 
     def state(self) -> dict[str, Any]:
         """The whole state as JSON-ready data (what the widget's `state` trait holds)."""
-        return {
+        return _clean({
             "v": 1,
             "agent": self.agent_name,
             "prompt": self.prompt,
@@ -396,7 +410,18 @@ class Transcript:
             "elapsed": self.elapsed,
             "usage": self._usage_json() if self.has_usage else None,
             "items": [item.json() for item in self.items],
-        }
+        })
+
+
+def _clean(value: Any) -> Any:
+    """JSON-ready data with every string through `clean_text` (the base64 of media is made here, and clean)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {key: item if key == "data" else _clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
 
 
 def _response_fields(response: FunctionResponse, outcome: ToolOutcome | None, long_running: bool) -> dict[str, Any]:

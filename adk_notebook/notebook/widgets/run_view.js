@@ -15,12 +15,29 @@
  *
  * Safety: text from the run reaches the DOM only through textContent / Text nodes. Attributes
  * are set only from checked values: image data URLs of an allowed type, http(s) links, and
- * blob URLs this view made itself. No innerHTML anywhere.
+ * blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
+ * goes through `clean` first, as render.py's clean_text: no control characters, no lone
+ * surrogates, so the live view shows the same characters as the saved transcript.
  */
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
 const LOG_LIMIT = 8192; // characters of a progress log kept on screen (as transcript.py)
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+// As render.py _UNSAFE_CHARS: C0/C1 controls but tab, newline and CR; DEL; lone surrogates.
+const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDFFF]/gu;
+
+/**
+ * @param {any} value JSON data as the kernel sent it
+ * @returns {any} the same with every string cleaned (media base64, made by the kernel, left as is)
+ */
+function clean(value) {
+  if (typeof value === "string") return value.replace(UNSAFE, "\uFFFD");
+  if (Array.isArray(value)) return value.map(clean);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "data" ? v : clean(v)]));
+  }
+  return value;
+}
 
 /**
  * @typedef {{k: string, [key: string]: any}} Item
@@ -87,24 +104,27 @@ const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const BULLET = /^\s{0,3}[-*+]\s+(.*)$/;
 const NUMBER = /^\s{0,3}\d{1,9}[.)]\s+(.*)$/;
 const CODE_SPAN = /`([^`\n]+)`/g;
-const LINK = /\[([^\]\n]+)\]\((https?:\/\/[^\s()]+)\)/gi;
+// Code spans and links in one pass, leftmost first (as render.py): no code span inside a URL.
+const CODE_OR_LINK = /`([^`\n]+)`|\[([^\]\n]+)\]\((https?:\/\/[^\s()]+)\)/gi;
 const BOLD = /\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])/g;
 const ITALIC = /(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])/g;
-// Private-use characters mark markup while the text is rewritten; the input's own are replaced.
-const OPEN_STRONG = "\uE000", CLOSE_STRONG = "\uE001", OPEN_EM = "\uE002", CLOSE_EM = "\uE003", HOLE = "\uE004";
-const MARKS = /[\uE000-\uE004]/g;
-const HOLES = /\uE004(\d+)\uE004/;
+// Control characters mark markup while the text is rewritten: `clean` removed the input's own.
+const OPEN_STRONG = "\u0001", CLOSE_STRONG = "\u0002", OPEN_EM = "\u0003", CLOSE_EM = "\u0004", HOLE = "\u0005";
+const HOLES = /\u0005(\d+)\u0005/;
 
 /** @param {string} text @param {Node} parent inline markup of one line, appended to parent */
 function renderInline(text, parent) {
   /** @type {Node[]} */
   const holes = [];
   const hold = (/** @type {Node} */ node) => `${HOLE}${holes.push(node) - 1}${HOLE}`;
-  let s = text.replace(CODE_SPAN, (_, code) => hold(h("code", null, code)));
-  s = s.replace(LINK, (_, label, url) => {
+  const code = (/** @type {string} */ span) => hold(h("code", null, span));
+  let s = text.replace(CODE_OR_LINK, (_, span, label, url) => {
+    if (span !== undefined) return code(span);
     const a = /** @type {HTMLAnchorElement} */ (h("a"));
-    label.split(HOLES).forEach((part, n) => a.appendChild(n % 2 ? holes[Number(part)] : document.createTextNode(part)));
-    a.href = url; // matched ^https?:// above
+    const parts = label.replace(CODE_SPAN, (/** @type {string} */ __, /** @type {string} */ c) => code(c)).split(HOLES);
+    parts.forEach((/** @type {string} */ part, /** @type {number} */ n) =>
+      a.appendChild(n % 2 ? holes[Number(part)] : document.createTextNode(part)));
+    a.href = url.replace(/`/g, "%60"); // matched ^https?:// above
     a.target = "_blank";
     a.rel = "noopener noreferrer";
     return hold(a);
@@ -146,7 +166,7 @@ function renderInline(text, parent) {
 /** @param {string} text @returns {DocumentFragment} */
 function renderMarkdown(text) {
   const out = document.createDocumentFragment();
-  const lines = text.replace(MARKS, "\uFFFD").replace(/\r\n?/g, "\n").split("\n");
+  const lines = clean(String(text)).replace(/\r\n?/g, "\n").split("\n");
   /** @type {string[]} */ let para = [];
   /** @type {string[]} */ let items = [];
   let listTag = "";
@@ -254,6 +274,7 @@ class RunDom {
 
   /** @param {RunState} state draw the whole run */
   reset(state) {
+    state = clean(state);
     this.revoke();
     this.state = { ...state, items: [] };
     this.recs = [];
@@ -265,7 +286,7 @@ class RunDom {
   /** @param {any[]} ops apply one delta */
   apply(ops) {
     if (!this.state || !Array.isArray(ops)) return;
-    for (const op of ops) {
+    for (const op of clean(ops)) {
       const rec = typeof op[1] === "number" ? this.recs[op[1]] : undefined;
       switch (op[0]) {
         case "i":
