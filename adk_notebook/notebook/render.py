@@ -71,7 +71,7 @@ def safe_url(url: str | None) -> str | None:
     """`url` when it may become a link (http, https, or data: of an allowed type), else None."""
     if not url:
         return None
-    url = url.strip()
+    url = url.strip(_SPACE)
     lower = url[:40].lower()
     if lower.startswith(("http://", "https://")):
         return url
@@ -108,16 +108,21 @@ def _duration(seconds: float | None) -> str:
 
 
 # -- markdown ----------------------------------------------------------------------------------
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+.#-]*)")
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.*)$")
-_NUMBER = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+(.*)$")
+# ASCII classes (\s, \w, \d) and ASCII case folding, as in JavaScript, so that the widget's
+# renderer (run_view.js) draws every text exactly as this one; _SPACE is the same for strip().
+_ASCII = re.ASCII
+_SPACE = " \t\n\r\f\v"
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+.#-]*)", _ASCII)
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$", _ASCII)
+_BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.*)$", _ASCII)
+_NUMBER = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+(.*)$", _ASCII)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 # Code spans and links in one pass, leftmost first: a link's URL is never searched for code
 # spans (no <code> inside an href), and a code span's text never becomes a link.
-_CODE_OR_LINK = re.compile(r"`([^`\n]+)`|\[([^\]\n]+)\]\((https?://[^\s()]+)\)", re.IGNORECASE)
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])")
-_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
+_CODE_OR_LINK = re.compile(r"`([^`\n]+)`|\[([^\]\n]+)\]\((https?://[^\s()]+)\)", _ASCII | re.IGNORECASE)
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])", _ASCII)
+_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])",
+                     _ASCII)
 _HOLE = re.compile("\x00(\\d+)\x00")
 
 
@@ -179,7 +184,7 @@ def markdown_to_html(text: str) -> str:
             marker, lang = fence[1], fence[2]
             body: list[str] = []
             i += 1
-            while i < len(lines) and not lines[i].strip().startswith(marker):
+            while i < len(lines) and not lines[i].strip(_SPACE).startswith(marker):
                 body.append(lines[i])
                 i += 1
             cls = f' class="language-{lang}"' if lang else ""
@@ -199,10 +204,10 @@ def markdown_to_html(text: str) -> str:
                 end_blocks()
             list_tag = tag
             items.append((bullet or number)[1])  # type: ignore[index]
-        elif not line.strip():
+        elif not line.strip(_SPACE):
             end_blocks()
         elif items and line.startswith((" ", "\t")):
-            items[-1] += " " + line.strip()  # a list item's continuation line
+            items[-1] += " " + line.strip(_SPACE)  # a list item's continuation line
         else:
             if items:
                 end_blocks()

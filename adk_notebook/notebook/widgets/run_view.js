@@ -64,7 +64,7 @@ function h(tag, className, text) {
 /** @param {unknown} url @returns {string | null} an URL that may become a link, else null */
 function safeUrl(url) {
   if (typeof url !== "string") return null;
-  const u = url.trim();
+  const u = trimSpace(url);
   const head = u.slice(0, 40).toLowerCase();
   if (head.startsWith("http://") || head.startsWith("https://")) return u;
   if (head.startsWith("data:")) {
@@ -99,15 +99,21 @@ function logTail(text) {
 }
 
 // -- markdown: the subset of render.py markdown_to_html, built with DOM nodes -------------------
-const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([\w+.#-]*)/;
-const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
-const BULLET = /^\s{0,3}[-*+]\s+(.*)$/;
-const NUMBER = /^\s{0,3}\d{1,9}[.)]\s+(.*)$/;
+// render.py's patterns with its ASCII classes spelled out: here \s (and trim()) would also take
+// Unicode spaces, and "." would stop at U+2028/U+2029, where Python's do not.
+const FENCE = /^[ \t\n\v\f\r]{0,3}(`{3,}|~{3,})[ \t\n\v\f\r]*([\w+.#-]*)/;
+const HEADING = /^[ \t\n\v\f\r]{0,3}(#{1,6})[ \t\n\v\f\r]+([^\n]*?)[ \t\n\v\f\r]*#*[ \t\n\v\f\r]*$/;
+const BULLET = /^[ \t\n\v\f\r]{0,3}[-*+][ \t\n\v\f\r]+([^\n]*)$/;
+const NUMBER = /^[ \t\n\v\f\r]{0,3}\d{1,9}[.)][ \t\n\v\f\r]+([^\n]*)$/;
 const CODE_SPAN = /`([^`\n]+)`/g;
 // Code spans and links in one pass, leftmost first (as render.py): no code span inside a URL.
-const CODE_OR_LINK = /`([^`\n]+)`|\[([^\]\n]+)\]\((https?:\/\/[^\s()]+)\)/gi;
-const BOLD = /\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])/g;
-const ITALIC = /(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])/g;
+const CODE_OR_LINK = /`([^`\n]+)`|\[([^\]\n]+)\]\((https?:\/\/[^ \t\n\v\f\r()]+)\)/gi;
+const BOLD =
+  /\*\*(?=[^ \t\n\v\f\r])([^\n]+?)(?<=[^ \t\n\v\f\r])\*\*|(?<![\w_])__(?=[^ \t\n\v\f\r])([^\n]+?)(?<=[^ \t\n\v\f\r])__(?![\w_])/g;
+const ITALIC =
+  /(?<![\w*])\*(?=[^ \t\n\v\f\r*])([^*\n]+?)(?<=[^ \t\n\v\f\r])\*(?![\w*])|(?<![\w_])_(?=[^ \t\n\v\f\r])([^_\n]+?)(?<=[^ \t\n\v\f\r])_(?![\w_])/g;
+/** @param {string} text @returns {string} text without leading and trailing ASCII spaces (Python's strip(_SPACE)) */
+const trimSpace = (text) => text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
 // Control characters mark markup while the text is rewritten: `clean` removed the input's own.
 const OPEN_STRONG = "\u0001", CLOSE_STRONG = "\u0002", OPEN_EM = "\u0003", CLOSE_EM = "\u0004", HOLE = "\u0005";
 const HOLES = /\u0005(\d+)\u0005/;
@@ -199,7 +205,7 @@ function renderMarkdown(text) {
       endBlocks();
       const body = [];
       i += 1;
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
+      while (i < lines.length && !trimSpace(lines[i]).startsWith(fence[1])) body.push(lines[i++]);
       const code = h("code", null, body.join("\n"));
       if (fence[2]) code.className = `language-${fence[2]}`;
       const pre = h("pre");
@@ -220,10 +226,10 @@ function renderMarkdown(text) {
       if (para.length || (items.length && listTag !== tag)) endBlocks();
       listTag = tag;
       items.push(/** @type {RegExpExecArray} */ (bullet || number)[1]);
-    } else if (!line.trim()) {
+    } else if (!trimSpace(line)) {
       endBlocks();
     } else if (items.length && /^[ \t]/.test(line)) {
-      items[items.length - 1] += ` ${line.trim()}`;
+      items[items.length - 1] += ` ${trimSpace(line)}`;
     } else {
       if (items.length) endBlocks();
       para.push(line);
