@@ -423,7 +423,8 @@ def _typing_extensions_twin(typed_dict: Any, made: dict[Any, Any]) -> Any:
         else:
             wrap = typing.Required if key in typed_dict.__required_keys__ else typing.NotRequired
         fields[key] = wrap[_rebuild_typed_dicts(hint, made)]
-    twin = typing_extensions.TypedDict(typed_dict.__name__, fields)  # type: ignore[operator]
+    make: Any = typing_extensions.TypedDict  # called with a name known only at run time
+    twin = make(typed_dict.__name__, fields)
     twin.__doc__, twin.__module__, twin.__qualname__ = typed_dict.__doc__, typed_dict.__module__, typed_dict.__qualname__
     if hasattr(typed_dict, "__pydantic_config__"):
         twin.__pydantic_config__ = typed_dict.__pydantic_config__
