@@ -253,8 +253,10 @@ class LlmAgent(Agent):
         content = response.content if response.content is not None else Content("model", [])
         pending: list[str] = []
         for call in content.function_calls():
-            if not call.id:
-                call.id = "adk-" + new_id()
+            # Our own id, whatever the provider sent: some servers number calls per answer
+            # (`call_0` every turn), and a session must never hold two calls of one id. What we
+            # send back pairs calls and responses by these ids, consistently.
+            call.id = "adk-" + new_id()
             tool = tools.get(call.name)
             if tool is not None and tool.is_long_running:
                 pending.append(call.id)
