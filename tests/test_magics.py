@@ -432,7 +432,7 @@ def test_sigint_cancels_the_run_in_one_line(shell: Any, capsys: pytest.CaptureFi
     run(shell, "%%agent sleeper --model scripted --tools slow\nWait when asked.")
     handler = signal.getsignal(signal.SIGINT)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    cell = "%%chat sleeper\nWait 30 s." if awaited else "get_ipython().run_cell_magic('chat', 'sleeper', 'Wait 30 s.')"
+    cell = "%%chat sleeper\nWait 30 s." if awaited else _in_a_function("get_ipython().run_cell_magic('chat', 'sleeper', 'Wait 30 s.')")
     capsys.readouterr()
     started = time.monotonic()
     timer.start()
@@ -450,9 +450,18 @@ def test_sigint_cancels_the_run_in_one_line(shell: Any, capsys: pytest.CaptureFi
     assert roles == ["user", "model", "tool", "user"], "the cancelled call got its response: the session is consistent"
 
 
-def test_thread_fallback_hands_events_to_the_calling_thread(shell: Any) -> None:
+def _in_a_function(call: str) -> str:
+    """A cell calling the magic from a function, where no await can go: the worker-thread path."""
+    return f"def _chat():\n    return {call}\n_chat()"
+
+
+def test_thread_fallback_hands_events_to_the_calling_thread(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     define_weather_bot(shell)
-    result = run(shell, "get_ipython().run_cell_magic('chat', 'weather_bot --state user_name=Ana', 'Tokyo?')")
+    fallback = kernel.run_chat_blocking
+    used: list[bool] = []
+    monkeypatch.setattr(kernel, "run_chat_blocking", lambda *args: used.append(True) or fallback(*args))
+    result = run(shell, _in_a_function("get_ipython().run_cell_magic('chat', 'weather_bot --state user_name=Ana', 'Tokyo?')"))
+    assert used, "the cell did not take the worker-thread path"
     assert result.text == "It is sunny in Tokyo."
     assert FakeView.made[-1].threads == {threading.main_thread().name}
 
