@@ -48,7 +48,7 @@ from .._sync import run_sync
 from ..agents.base import Agent
 from ..core.content import Content
 from ..core.errors import AdkError
-from ..core.events import Event, EventActions
+from ..core.events import Event, EventActions, new_id
 from ..runner import Runner, RunResult
 from ..sessions.base import BaseSessionService
 
@@ -144,12 +144,39 @@ async def open_session(plan: ChatPlan) -> None:
     service, app = plan.session_service, plan.agent.name
     key = {"app_name": app, "user_id": plan.user_id, "session_id": plan.session_id}
     if plan.restart:
-        await service.delete(**key)
+        await _start_over(service, key)
     session = await service.get(**key)
     if session is None:
         await service.create(**key, state=dict(plan.state))
     elif plan.state:
         await service.append_event(session, Event("user", None, actions=EventActions(state_delta=dict(plan.state))))
+
+
+async def _start_over(service: BaseSessionService, key: dict[str, str]) -> None:
+    """`--new-session --session ID` on an existing session: delete it, unless a run holds it.
+
+    The session is claimed as a run would claim it, so a run in progress refuses this before
+    anything is deleted (and no run can start while it is being deleted).
+    """
+    session = await service.get(**key)
+    if session is None:
+        return
+    claim = "e-" + new_id()
+    try:
+        await service.begin_run(session, claim)
+    except AdkError as exc:
+        if exc.code != "session_busy":
+            raise
+        raise AdkError.session(
+            f"--new-session: session {key['session_id']!r} has a run in progress, so it was left as it is. Wait for "
+            "that run to end (or interrupt it), or leave out --session to start a new session beside it.",
+            code="session_busy",
+            category="unavailable",
+        ) from None
+    try:
+        await service.delete(**key)
+    finally:
+        await service.end_run(session, claim)
 
 
 class _Stopped(Exception):
