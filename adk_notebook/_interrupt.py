@@ -10,7 +10,8 @@ blocks it (`time.sleep` or a sync HTTP client inside `async def`), the cancel wo
 if the loop runs in this thread and has not taken the cancel within `BLOCKED_AFTER` seconds,
 SIGINT is sent again and its handler cancels the task whose step is blocking and raises
 CancelledError right in the blocking code. Where the loop runs on another thread (the caller only waits
-for it), a second Ctrl-C stops waiting and raises KeyboardInterrupt.
+for it), a second Ctrl-C stops waiting and raises KeyboardInterrupt; so does a Ctrl-C after the
+cancel was taken where raising is safe (`escape=True`: a script's own loop, not the kernel's).
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ BLOCKED_AFTER = 0.25  # seconds a loop may take to act on a cancel before it cou
 class Interrupts:
     """What happened while `sigint_cancels` was in effect (`count`: the SIGINTs received)."""
 
-    def __init__(self, cancel: Callable[[], None], loop: asyncio.AbstractEventLoop | None) -> None:
+    def __init__(self, cancel: Callable[[], None], loop: asyncio.AbstractEventLoop | None, escape: bool) -> None:
         self.count = 0
         self._cancel = cancel
         self._loop = loop
+        self._escape = escape
         self._taken = threading.Event()  # the loop ran a callback posted after the cancel
         self._lock = threading.Lock()  # guards `_active` against the watcher's last signal
         self._active = True
+        self._watcher_sent = False  # the next SIGINT is the watcher's, not the user's
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
@@ -49,11 +52,16 @@ class Interrupts:
                 except RuntimeError:  # the loop is closed: nothing left to cancel
                     return
                 threading.Thread(target=self._watch, name="adk-sigint-watch", daemon=True).start()
-        elif loop is None:
+            return
+        if loop is None:
             raise KeyboardInterrupt  # a second Ctrl-C: stop waiting for the run
-        elif not self._taken.is_set() and (task := asyncio.current_task(loop)) is not None:
-            task.cancel()  # the task whose step blocks the loop: cancelled for good, not just this once
-            raise asyncio.CancelledError
+        watcher, self._watcher_sent = self._watcher_sent, False
+        if not self._taken.is_set():
+            if (task := asyncio.current_task(loop)) is not None:
+                task.cancel()  # the task whose step blocks the loop: cancelled for good, not just this once
+                raise asyncio.CancelledError
+        elif self._escape and not watcher:
+            raise KeyboardInterrupt  # the run took the cancel and still does not end: give up on it
 
     def _watch(self) -> None:
         """While the cancel waits behind code that blocks the loop, interrupt that code."""
@@ -61,6 +69,7 @@ class Interrupts:
             with self._lock:
                 if not self._active:
                     return
+                self._watcher_sent = True
                 signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     def _end(self) -> None:
@@ -69,14 +78,17 @@ class Interrupts:
 
 
 @contextmanager
-def sigint_cancels(cancel: Callable[[], None], *, loop: asyncio.AbstractEventLoop | None = None) -> Iterator[Interrupts]:
+def sigint_cancels(
+    cancel: Callable[[], None], *, loop: asyncio.AbstractEventLoop | None = None, escape: bool = False
+) -> Iterator[Interrupts]:
     """While inside, SIGINT calls `cancel()` instead of raising; the previous handler comes back after.
 
     Pass `loop` when the run's loop runs in this (the main) thread, so code that blocks it can be
-    interrupted. Signals can only be handled in the main thread (an ipykernel 7 subshell runs
+    interrupted, and `escape=True` when a KeyboardInterrupt may leave that loop (see the module
+    docstring). Signals can only be handled in the main thread (an ipykernel 7 subshell runs
     elsewhere): there this does nothing and the usual handling stays.
     """
-    interrupts = Interrupts(cancel, loop)
+    interrupts = Interrupts(cancel, loop, escape)
     if threading.current_thread() is not threading.main_thread():
         yield interrupts
         return

@@ -7,9 +7,10 @@ the caller waits for it.
 
 Either way Ctrl-C cancels the coroutine's task and waits for it to end (a run answers its open
 calls and releases its session), then raises KeyboardInterrupt: nothing goes on behind the
-caller's back. While the worker's loop is blocked (a tool that calls `time.sleep` inside
-`async def`), a second Ctrl-C stops waiting. Unlike `asyncio.run`, the end does not wait for
-threads the coroutine left in the loop's default executor.
+caller's back. Should the run not end (a worker's loop blocked by a tool that calls
+`time.sleep` inside `async def`, a tool that ignores the cancel), another Ctrl-C stops waiting.
+Unlike `asyncio.run`, the end does not wait for threads the coroutine left in the loop's
+default executor.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class _Job:
 def _run_here(coro: Coroutine[Any, Any, T]) -> T:
     job = _Job()
     loop = asyncio.new_event_loop()
-    with sigint_cancels(job.cancel, loop=loop) as interrupts:
+    with sigint_cancels(job.cancel, loop=loop, escape=True) as interrupts:
         try:
             return _run_on(loop, coro, job)
         except asyncio.CancelledError:

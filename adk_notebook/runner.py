@@ -111,9 +111,9 @@ class Runner:
 
         Closing the stream stops the run, and so does leaving an `async for` over it early
         (`break`, an exception), even while a variable still holds the stream: to pause and go
-        on later, step it with `anext()`. Cancelling the task that consumes it stops the run
-        too, even when the cancel lands in that task's own await rather than in the stream. A
-        stopped run releases its session and answers its open calls at once.
+        on later, step it with `anext()`. Cancelling the task that steps it stops the run too,
+        even when the cancel lands in that task's own await between two events, and so does
+        `cancel()`. A stopped run releases its session and answers its open calls at once.
         """
         watch = _RunHandle()
         stream = self._run(user_id, session_id, content, run_config, state, watch)

@@ -314,13 +314,16 @@ async def interrupted_run(i: int, rng: random.Random, service: Any, sqlite_path:
                 seen += 1
                 trigger(f"event{seen}")
         elif consumer == "tasks":  # a new task steps the stream each time, as a UI pulling events may
-            while True:
-                try:
-                    await asyncio.ensure_future(anext(stream))
-                except StopAsyncIteration:
-                    return
-                seen += 1
-                trigger(f"event{seen}")
+            # aclosing: a cancel landing between two steps cancels this consumer, not the run,
+            # which would otherwise stay paused (and its session claimed) while the stream is held.
+            async with aclosing(stream):
+                while True:
+                    try:
+                        await asyncio.ensure_future(anext(stream))
+                    except StopAsyncIteration:
+                        return
+                    seen += 1
+                    trigger(f"event{seen}")
         else:
             async with aclosing(stream):
                 async for event in stream:

@@ -13,6 +13,10 @@ the script gets SIGINT) while the run is under way. Each interrupt must:
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +37,41 @@ async def test_an_interrupt_ends_the_run_with_the_cell(scenario: Scenario, tmp_p
     latencies = ", ".join(f"{o.latency:.2f}" for o in outcomes)
     tally.record(f"interrupt in a real kernel/script: {scenario.name}", len(outcomes), lost, f"latency s: {latencies}")
     assert not problems, problems
+
+
+SWALLOWS_THE_CANCEL = '''import asyncio, sys
+from adk_notebook import FunctionCall, LlmAgent, ScriptedModel, tool
+
+@tool
+async def stubborn() -> dict:
+    """Ignores being cancelled."""
+    print("started", flush=True)
+    while True:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            print("cancel ignored", flush=True)
+
+LlmAgent(name="bot", model=ScriptedModel([FunctionCall("stubborn", {}), "done"]), tools=[stubborn]).run("go")
+'''
+
+
+def test_a_second_ctrl_c_ends_a_script_whose_run_ignores_the_cancel(tmp_path: Path, tally: Any) -> None:
+    """The first SIGINT cancels the run, which a tool ignores; the next one ends the script anyway."""
+    with tally.case("script whose tool ignores the cancel: second Ctrl-C ends it"):
+        script = tmp_path / "stubborn.py"
+        script.write_text(SWALLOWS_THE_CANCEL)
+        process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "started"
+        process.send_signal(signal.SIGINT)
+        assert process.stdout.readline().strip() == "cancel ignored"
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(10)
+        finally:
+            process.kill()
+        assert time.monotonic() - sent < LIMIT
+        assert "KeyboardInterrupt" in process.stderr.read()
