@@ -12,7 +12,8 @@ import weakref
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
-from typing import Any, Self
+from types import AsyncGeneratorType
+from typing import Any, Self, cast
 
 from ._sync import run_sync
 from .agents.base import Agent
@@ -116,7 +117,7 @@ class Runner:
         `cancel()`. A stopped run releases its session and answers its open calls at once.
         """
         watch = _RunHandle()
-        stream = self._run(user_id, session_id, content, run_config, state, watch)
+        stream = cast(_Events, self._run(user_id, session_id, content, run_config, state, watch))
         watch.stream = weakref.ref(stream)  # weak: the stream holds the watch, and must stay collectable
         return RunStream(stream)
 
@@ -246,6 +247,9 @@ class Runner:
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
 
 
+_Events = AsyncGeneratorType[Event, None]  # the run's own generator: it has ag_frame and ag_running
+
+
 class RunStream(AsyncGenerator[Event, None]):
     """The events of one run (what `Runner.run` returns): an async generator of `Event`s.
 
@@ -257,7 +261,7 @@ class RunStream(AsyncGenerator[Event, None]):
 
     __slots__ = ("_events",)
 
-    def __init__(self, events: AsyncGenerator[Event, None]) -> None:
+    def __init__(self, events: _Events) -> None:
         self._events = events
 
     def __aiter__(self) -> _Iteration:
@@ -284,7 +288,7 @@ class _Iteration:
 
     __slots__ = ("_events",)
 
-    def __init__(self, events: AsyncGenerator[Event, None]) -> None:
+    def __init__(self, events: _Events) -> None:
         self._events = events
 
     def __aiter__(self) -> _Iteration:
@@ -311,7 +315,7 @@ class _RunHandle:
     __slots__ = ("stream", "_task")
 
     def __init__(self) -> None:
-        self.stream: weakref.ref[AsyncGenerator[Event, None]] | None = None
+        self.stream: weakref.ref[_Events] | None = None
         self._task: asyncio.Task[Any] | None = None
 
     def follow(self, task: asyncio.Task[Any] | None) -> None:
@@ -344,7 +348,7 @@ class _RunHandle:
 _CLOSING: set[asyncio.Task[None]] = set()  # closes in flight, held so they are not collected midway
 
 
-def _close_soon(stream: AsyncGenerator[Event, None]) -> None:
+def _close_soon(stream: _Events) -> None:
     """Close a run from a callback on its loop (or a finalizer), unless someone steps it by then."""
     try:
         loop = asyncio.get_running_loop()
@@ -355,7 +359,7 @@ def _close_soon(stream: AsyncGenerator[Event, None]) -> None:
     closing.add_done_callback(_CLOSING.discard)
 
 
-async def _close(stream: AsyncGenerator[Event, None]) -> None:
+async def _close(stream: _Events) -> None:
     if stream.ag_frame is not None and not stream.ag_running:
         await stream.aclose()
 

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from nbclient import NotebookClient
-
 from loopback import LoopbackServer, Reply, sse
+from nbclient import NotebookClient
 
 from adk_notebook import LlmAgent, ScriptedModel, SqliteSessionService
 
