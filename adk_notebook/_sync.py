@@ -101,15 +101,22 @@ def _run_on(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T], job: 
         return loop.run_until_complete(task)
     finally:
         try:
-            _cancel_remaining(loop)
-            loop.run_until_complete(loop.shutdown_asyncgens())
+            if _cancel_remaining(loop):  # else a generator is still inside a task that ignores its cancel
+                loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()  # the default executor is shut down without waiting for its threads
 
 
-def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
+_LEFTOVERS_WAIT = 1.0  # seconds the tasks still running at the end get to finish their cancel
+
+
+def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> bool:
+    """Cancel the tasks still running (after a Ctrl-C, the run itself) and let them clean up;
+    unlike asyncio.run, give up on one that ignores its cancel rather than hang. True if all ended."""
     tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in tasks:
         task.cancel()
-    if tasks:
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    if not tasks:
+        return True
+    _, pending = loop.run_until_complete(asyncio.wait(tasks, timeout=_LEFTOVERS_WAIT))
+    return not pending

@@ -93,17 +93,17 @@ class ToolDispatcher:
         batch = asyncio.ensure_future(self._run_batch(calls, actions, channel, results))
         batch.add_done_callback(channel.close)
         try:
-            while (progress := await channel.queue.get()) is not None:
-                yield self._progress_event(progress)
             try:
+                while (progress := await channel.queue.get()) is not None:
+                    yield self._progress_event(progress)
                 batch.result()
-            except (_Stop, BaseExceptionGroup) as stop:
-                raise _stopping(stop) from None
-        finally:
-            if not batch.done():
-                batch.cancel()
-                with suppress(asyncio.CancelledError):
-                    await batch
+            finally:
+                if not batch.done():
+                    batch.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await batch
+        except (_Stop, BaseExceptionGroup) as stop:  # user code raised KeyboardInterrupt or SystemExit
+            raise _stopping(stop) from None
         done = [r if r is not None else _refused(call, _NOT_FINISHED) for call, r in zip(calls, results)]
         yield Event(
             author=self.agent.name,
