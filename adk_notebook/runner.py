@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
-from typing import Any, Self
+from types import AsyncGeneratorType
+from typing import Any, Self, cast
 
 from ._sync import run_sync
 from .agents.base import Agent
@@ -22,7 +23,7 @@ from .core.events import Event, Usage, new_id
 from .sessions.base import BaseSessionService, Session, run_marker, session_not_found
 from .sessions.in_memory import InMemorySessionService
 
-__all__ = ["RunConfig", "RunResult", "Runner"]
+__all__ = ["RunConfig", "RunResult", "RunStream", "Runner"]
 
 
 @dataclass(slots=True)
@@ -106,7 +107,7 @@ class Runner:
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.run_config = run_config or RunConfig()
-        self._active: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, asyncio.Task[Any] | None]] = {}
+        self._active: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, _RunHandle]] = {}
 
     def run(
         self,
@@ -116,17 +117,19 @@ class Runner:
         content: Content | str,
         run_config: RunConfig | None = None,
         state: dict[str, Any] | None = None,
-    ) -> AsyncGenerator[Event, None]:
+    ) -> RunStream:
         """Run the agent on `content`; yield every event, partial chunks included.
 
-        Closing the stream stops the run. So does cancelling the task that consumes it, even
-        when the cancel lands in that task's own await rather than in the stream: the session
-        is released and the run's open calls are answered at once.
+        Closing the stream stops the run, and so does leaving an `async for` over it early
+        (`break`, an exception), even while a variable still holds the stream: to pause and go
+        on later, step it with `anext()`. Cancelling the task that steps it stops the run too,
+        even when the cancel lands in that task's own await between two events, and so does
+        `cancel()`. A stopped run releases its session and answers its open calls at once.
         """
-        watch = _CloseWhenCancelled()
-        stream = self._run(user_id, session_id, content, run_config, state, watch)
+        watch = _RunHandle()
+        stream = cast(_Events, self._run(user_id, session_id, content, run_config, state, watch))
         watch.stream = weakref.ref(stream)  # weak: the stream holds the watch, and must stay collectable
-        return stream
+        return RunStream(stream)
 
     async def _run(
         self,
@@ -135,7 +138,7 @@ class Runner:
         content: Content | str,
         run_config: RunConfig | None,
         state: dict[str, Any] | None,
-        watch: _CloseWhenCancelled,
+        watch: _RunHandle,
     ) -> AsyncGenerator[Event, None]:
         config = run_config or self.run_config
         if isinstance(content, str):
@@ -147,9 +150,10 @@ class Runner:
                 raise session_not_found(self.app_name, user_id, session_id)
             session = await service.create(app_name=self.app_name, user_id=user_id, session_id=session_id, state=state)
         run_id = "e-" + new_id()
+        await _closes_in_flight()  # a run left early may still be giving this session back
         await service.begin_run(session, run_id)  # refuses a second run on this session
         key = (user_id, session.id)
-        claim = self._active[key] = (asyncio.get_running_loop(), asyncio.current_task())
+        claim = self._active[key] = (asyncio.get_running_loop(), watch)
         mark_live = run_marker(run_id, watch.follow)
         mark_live()
         ctx: InvocationContext | None = None
@@ -185,9 +189,12 @@ class Runner:
             if ctx is not None:
                 # Answer this run's own calls, reading the session again: when this stream was
                 # abandoned and is only closed now, a later run may have answered them already.
-                fresh = await service.get(app_name=self.app_name, user_id=user_id, session_id=session.id)
-                if fresh is not None:
-                    await _answer_dangling_calls(ctx, fresh, _CANCELLED, lambda e: e.invocation_id == run_id)
+                await self._answer_own_calls(ctx, user_id, session.id, _CANCELLED)
+            raise
+        except BaseException as exc:  # a failure, or KeyboardInterrupt/SystemExit from a tool
+            if ctx is not None:
+                with suppress(Exception):  # the error that ended the run is the one to report
+                    await self._answer_own_calls(ctx, user_id, session.id, _ended_by(exc))
             raise
         finally:
             watch.follow(None)
@@ -197,16 +204,28 @@ class Runner:
             if ctx is not None:
                 ctx.clear_temp_state()
 
+    async def _answer_own_calls(self, ctx: InvocationContext, user_id: str, session_id: str,
+                                response: dict[str, Any]) -> None:
+        fresh = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
+        if fresh is not None:
+            run_id = ctx.invocation_id
+            await _answer_dangling_calls(ctx, fresh, response, lambda e: e.invocation_id == run_id)
+
     def cancel(self, *, user_id: str, session_id: str) -> bool:
         """Cancel the run in progress on a session (from any thread); False when there is none.
 
-        The session stays consistent: every function call already stored gets an answer.
+        The task stepping the run is cancelled, whichever it is; a run nobody steps right now
+        (its consumer holds the stream between two events) is closed. Either way the session
+        stays consistent: every function call already stored gets an answer.
         """
         active = self._active.get((user_id, session_id))
-        if active is None or active[1] is None:
+        if active is None:
             return False
-        loop, task = active
-        loop.call_soon_threadsafe(task.cancel)
+        loop, watch = active
+        try:
+            loop.call_soon_threadsafe(watch.cancel)
+        except RuntimeError:  # its loop is closed: nothing runs there any more
+            return False
         return True
 
     async def run_to_result(
@@ -238,18 +257,75 @@ class Runner:
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
 
 
-class _CloseWhenCancelled:
-    """Closes a run whose consumer's task is cancelled while the run waits at a `yield`.
+_Events = AsyncGeneratorType[Event, None]  # the run's own generator: it has ag_frame and ag_running
 
-    The cancel then lands in the consumer's own await, not in the run; left alone, the run
-    would keep its session claimed and its calls unanswered until the stream is collected,
-    which never happens while a variable (a notebook's, say) still holds it.
+
+class RunStream(AsyncGenerator[Event, None]):
+    """The events of one run (what `Runner.run` returns): an async generator of `Event`s.
+
+    One difference from a plain one: the iterator an `async for` takes from it closes the run
+    when the loop is left early (`break`, an exception), as soon as the loop lets go of it. A
+    plain async generator would stay suspended while a variable (a notebook's, say) holds it,
+    its session claimed and the call it had just announced unanswered.
+    """
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: _Events) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _Iteration:
+        return _Iteration(self._events)
+
+    def __anext__(self) -> Any:
+        return self._events.__anext__()
+
+    def asend(self, value: None) -> Any:
+        return self._events.asend(value)
+
+    def athrow(self, *args: Any) -> Any:
+        return self._events.athrow(*args)
+
+    def aclose(self) -> Any:
+        return self._events.aclose()
+
+    def __repr__(self) -> str:
+        return f"<RunStream {self._events!r}>"
+
+
+class _Iteration:
+    """One `async for` over a RunStream; dropped before the run's end, it closes the run."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: _Events) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _Iteration:
+        return self
+
+    def __anext__(self) -> Any:
+        return self._events.__anext__()
+
+    def __del__(self) -> None:
+        events = self._events
+        if events.ag_frame is not None and not events.ag_running:  # left early, nobody inside it now
+            _close_soon(events)
+
+
+class _RunHandle:
+    """What the runner holds of a run in progress: the task stepping it now, and its stream.
+
+    It closes a run whose consumer's task is cancelled while the run waits at a `yield`: the
+    cancel then lands in the consumer's own await, not in the run; left alone, the run would
+    keep its session claimed and its calls unanswered until the stream is collected, which
+    never happens while a variable (a notebook's, say) still holds it.
     """
 
     __slots__ = ("stream", "_task")
 
     def __init__(self) -> None:
-        self.stream: weakref.ref[AsyncGenerator[Event, None]] | None = None
+        self.stream: weakref.ref[_Events] | None = None
         self._task: asyncio.Task[Any] | None = None
 
     def follow(self, task: asyncio.Task[Any] | None) -> None:
@@ -260,22 +336,61 @@ class _CloseWhenCancelled:
         if task is not None:
             task.add_done_callback(self._task_done)
 
+    def cancel(self) -> None:
+        """On the run's loop: cancel the task inside the run, or close a run nobody steps."""
+        stream = self.stream() if self.stream is not None else None
+        if stream is None or stream.ag_frame is None:
+            return  # the run is over
+        if stream.ag_running and self._task is not None:
+            self._task.cancel()
+        elif not stream.ag_running:
+            _close_soon(stream)
+
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         stream = self.stream() if self.stream is not None else None
         if task is not self._task or not task.cancelled() or stream is None or stream.ag_frame is None:
             return  # another task steps the run, the task ended some other way, or the run is over
         if stream.ag_running:
             return  # the cancel reached the run itself, which answers it
-        closing = task.get_loop().create_task(stream.aclose())
-        _CLOSING.add(closing)
-        closing.add_done_callback(_CLOSING.discard)
+        _close_soon(stream)
 
 
 _CLOSING: set[asyncio.Task[None]] = set()  # closes in flight, held so they are not collected midway
 
+
+def _close_soon(stream: _Events) -> None:
+    """Close a run from a callback on its loop (or a finalizer), unless someone steps it by then."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop here (a finalizer elsewhere): the generator's own finalizer closes it
+        return
+    closing = loop.create_task(_close(stream))
+    _CLOSING.add(closing)
+    closing.add_done_callback(_CLOSING.discard)
+
+
+async def _close(stream: _Events) -> None:
+    if stream.ag_frame is not None and not stream.ag_running:
+        await stream.aclose()
+
+
+async def _closes_in_flight() -> None:
+    """Wait for the closes `_close_soon` started on this loop (none, nearly always)."""
+    if _CLOSING:
+        loop = asyncio.get_running_loop()
+        pending = [task for task in _CLOSING if task.get_loop() is loop]
+        if pending:
+            await asyncio.wait(pending)
+
+
 _CANCELLED = {"error": "The run was cancelled before this tool call finished.", "code": "cancelled"}
 _INTERRUPTED = {"error": "An earlier run ended before this tool call finished; its result is unknown.",
                 "code": "interrupted"}
+
+
+def _ended_by(exc: BaseException) -> dict[str, Any]:
+    return {"error": f"The run ended with {type(exc).__name__} before this tool call finished; its result is unknown.",
+            "code": "run_failed"}
 
 
 def _any_event(event: Event) -> bool:

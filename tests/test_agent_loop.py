@@ -269,7 +269,7 @@ async def test_arguments_a_provider_could_not_parse_are_answered_with_the_reason
                            "Let me try again."])
     result = await LlmAgent(name="p", model=model, tools=[lookup]).run_async("?")
     response = result.events[2].function_responses()[0]
-    assert response.id == "c1" and response.response["code"] == "invalid_arguments"
+    assert response.id == result.events[1].function_calls()[0].id and response.response["code"] == "invalid_arguments"
     assert response.response["error"].startswith("The arguments for tool 'lookup' were not valid JSON")
     assert '{"city": "Tok' in response.response["error"] and calls == []
     assert result.text == "Let me try again."

@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 
 import adk_notebook
-from adk_notebook import FunctionCall, LlmAgent, ScriptedModel
+from adk_notebook import FunctionCall, LlmAgent, Runner, ScriptedModel
 from adk_notebook.notebook import get_workspace, kernel
 from adk_notebook.notebook.magics import split_chat_line
 from adk_notebook.notebook.workspace import Workspace
@@ -432,7 +432,7 @@ def test_sigint_cancels_the_run_in_one_line(shell: Any, capsys: pytest.CaptureFi
     run(shell, "%%agent sleeper --model scripted --tools slow\nWait when asked.")
     handler = signal.getsignal(signal.SIGINT)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    cell = "%%chat sleeper\nWait 30 s." if awaited else "get_ipython().run_cell_magic('chat', 'sleeper', 'Wait 30 s.')"
+    cell = "%%chat sleeper\nWait 30 s." if awaited else _in_a_function("get_ipython().run_cell_magic('chat', 'sleeper', 'Wait 30 s.')")
     capsys.readouterr()
     started = time.monotonic()
     timer.start()
@@ -450,9 +450,55 @@ def test_sigint_cancels_the_run_in_one_line(shell: Any, capsys: pytest.CaptureFi
     assert roles == ["user", "model", "tool", "user"], "the cancelled call got its response: the session is consistent"
 
 
-def test_thread_fallback_hands_events_to_the_calling_thread(shell: Any) -> None:
+def test_new_session_refuses_before_deleting_a_session_a_run_holds(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--new-session --session s1` while another run is inside a tool on s1: one line, and s1 is
+    left as it is (the running run keeps its session); once that run is over, s1 starts over."""
+    run(shell, '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
+        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n')
+    shell.user_ns["scripted"] = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Fresh start."])
+    run(shell, "%%agent sleeper --model scripted --tools slow\nWait when asked.")
+    ws = get_workspace(shell)
+    runner = Runner(app_name="sleeper", agent=shell.user_ns["sleeper"], session_service=ws.session_service)
+    asyncio.run(ws.session_service.create(app_name="sleeper", user_id="user", session_id="s1"))
+    background = threading.Thread(target=lambda: _quietly(lambda: runner.run_sync(
+        user_id="user", session_id="s1", content="Wait 30 s.")))
+    background.start()
+    deadline = time.monotonic() + 10
+    while len(shell.user_ns["scripted"].requests) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)  # the run is inside its tool
+    try:
+        line = fails(shell, "%%chat sleeper --session s1 --new-session\nStart over.", capsys)
+        assert "run in progress" in line and "s1" in line, line
+        kept = asyncio.run(ws.session_service.get(app_name="sleeper", user_id="user", session_id="s1"))
+        assert kept is not None and [e.text for e in kept.events if e.author == "user"] == ["Wait 30 s."]
+    finally:
+        assert runner.cancel(user_id="user", session_id="s1")
+        background.join(10)
+    assert run(shell, "%%chat sleeper --session s1 --new-session\nStart over.").text == "Fresh start."
+    fresh = asyncio.run(ws.session_service.get(app_name="sleeper", user_id="user", session_id="s1"))
+    assert [e.text for e in fresh.events if e.author == "user"] == ["Start over."]
+
+
+def _quietly(fn: Any) -> None:
+    try:
+        fn()
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        pass
+
+
+def _in_a_function(call: str) -> str:
+    """A cell calling the magic from a function, where no await can go: the worker-thread path."""
+    return f"def _chat():\n    return {call}\n_chat()"
+
+
+def test_thread_fallback_hands_events_to_the_calling_thread(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     define_weather_bot(shell)
-    result = run(shell, "get_ipython().run_cell_magic('chat', 'weather_bot --state user_name=Ana', 'Tokyo?')")
+    fallback = kernel.run_chat_blocking
+    used: list[bool] = []
+    monkeypatch.setattr(kernel, "run_chat_blocking", lambda *args: used.append(True) or fallback(*args))
+    result = run(shell, _in_a_function("get_ipython().run_cell_magic('chat', 'weather_bot --state user_name=Ana', 'Tokyo?')"))
+    assert used, "the cell did not take the worker-thread path"
     assert result.text == "It is sunny in Tokyo."
     assert FakeView.made[-1].threads == {threading.main_thread().name}
 

@@ -98,6 +98,9 @@ class LlmAgentBuilder:
     def circuit_breaker_threshold(self, threshold: int) -> LlmAgentBuilder:
         return self._set("circuit_breaker_threshold", threshold)
 
+    def tool_timeout(self, seconds: float | None) -> LlmAgentBuilder:
+        return self._set("tool_timeout", seconds)
+
     def before_agent_callback(self, callback: Callback) -> LlmAgentBuilder:
         return self._add_callback("before_agent_callback", callback)
 

@@ -1,8 +1,18 @@
-"""Running the tool calls of one model turn: strategies, retries, circuit breaker, progress.
+"""Running the tool calls of one model turn: strategies, retries, timeouts, circuit breaker, progress.
 
 A tool never crashes the loop: an unknown name, missing scopes, arguments its schema rejects,
-an exception, a breaker that tripped — each becomes `{"error": ...}` in the function
-response, and the model carries on. Responses always come back in the model's order.
+a timeout, an exception (of any class, even one whose message cannot be printed), a breaker
+that tripped, a before/after-tool or on_tool_error callback that raises — each becomes
+`{"error": ...}` in the function response, and the model carries on. Responses always come
+back in the model's order.
+
+Three exceptions keep their meaning: CancelledError (the run is being cancelled), and
+KeyboardInterrupt and SystemExit raised by a tool or callback, which stop the run: the batch's
+other calls are cancelled, and the exception reaches whoever runs the agent, after the runner
+has answered every open call of the run (so the session stays usable).
+
+Once a call is answered, its ToolContext writes nowhere: a sync tool's thread left running
+after a timeout or a cancel (see `tools/threads.py`) cannot change what is stored.
 """
 
 from __future__ import annotations
@@ -11,7 +21,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -20,6 +30,7 @@ from ..core.content import INVALID_ARGUMENTS_KEY, Content, FunctionCall, Functio
 from ..core.context import InvocationContext, ToolContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, ToolOutcome
+from ..core.state import State
 from ..tools.base import Tool
 from ..tools.progress import ProgressChannel
 from ..tools.responses import FunctionResponseData
@@ -82,15 +93,18 @@ class ToolDispatcher:
         batch = asyncio.ensure_future(self._run_batch(calls, actions, channel, results))
         batch.add_done_callback(channel.close)
         try:
-            while (progress := await channel.queue.get()) is not None:
-                yield self._progress_event(progress)
-            batch.result()
-        finally:
-            if not batch.done():
-                batch.cancel()
-                with suppress(asyncio.CancelledError):
-                    await batch
-        done = [r for r in results if r is not None]
+            try:
+                while (progress := await channel.queue.get()) is not None:
+                    yield self._progress_event(progress)
+                batch.result()
+            finally:
+                if not batch.done():
+                    batch.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await batch
+        except (_Stop, BaseExceptionGroup) as stop:  # user code raised KeyboardInterrupt or SystemExit
+            raise _stopping(stop) from None
+        done = [r if r is not None else _refused(call, _NOT_FINISHED) for call, r in zip(calls, results)]
         yield Event(
             author=self.agent.name,
             invocation_id=self.invocation.invocation_id,
@@ -122,10 +136,11 @@ class ToolDispatcher:
         else:
             concurrent = [i for i, call in enumerate(calls) if _is_parallel_safe(self.tools.get(call.name))]
         if concurrent:
-            await asyncio.gather(*(run(i) for i in concurrent))
-        for i in range(len(calls)):
-            if results[i] is None:
-                await run(i)
+            async with asyncio.TaskGroup() as group:  # a call that stops the run cancels the others
+                for i in concurrent:
+                    group.create_task(run(i))
+        for i in sorted(set(range(len(calls))) - set(concurrent)):
+            await run(i)
 
     async def _run_call(self, call: FunctionCall, actions: EventActions, channel: ProgressChannel) -> _Result:
         started = time.perf_counter()
@@ -135,45 +150,79 @@ class ToolDispatcher:
             return _refused(call, refusal or {})
         try:
             args = tool.validate_args(call.args)
-        except Exception as exc:  # noqa: BLE001 - whatever a validator raises, the model hears it
-            detail = exc.message if isinstance(exc, AdkError) else f"{type(exc).__name__}: {exc}"
+        except BaseException as exc:  # noqa: BLE001 - whatever a validator raises, the model hears it
+            detail = _describe(_reportable(exc))
             return _refused(call, {"error": f"Invalid arguments for tool {call.name!r}: {detail}", "code": "invalid_arguments"})
+        state = _CallState(self.invocation.session.state, actions.state_delta)
+        ctx = ToolContext(self.invocation, call.id or "", call.name, actions, channel, state=state)
+        try:
+            return await self._answer(call, tool, args, ctx, started)
+        finally:  # answered: a thread left running writes nowhere from now on
+            state.open = False
+            ctx.progress_channel = None
+            ctx.actions = EventActions()
 
+    async def _answer(self, call: FunctionCall, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float) -> _Result:
         agent = self.agent
-        ctx = ToolContext(self.invocation, call.id or "", call.name, actions, channel)
-        response = await agent.before_tool_callback(ctx, tool, args)
         error: BaseException | None = None
         attempt = 1
         parts: list[Part] = []
-        if response is None:
-            budget = agent.tool_retry_budgets.get(tool.name, agent.default_retry_budget)
-            while True:
-                try:
-                    data = FunctionResponseData.from_tool_result(tool.name, await tool.execute(ctx, args))
-                    response, parts = data.response, data.parts
-                    error = None if data.error is None else _ConversionError(data.error)
-                    break
-                except Exception as exc:  # noqa: BLE001 - reported to the model below
-                    error = exc
-                if attempt > budget.max_retries or not _worth_retrying(error):
-                    break
-                attempt += 1
-                if budget.delay:
-                    await asyncio.sleep(budget.delay)
-        if error is None:
-            self.consecutive_failures[tool.name] = 0
-        else:
-            self.consecutive_failures[tool.name] = self.consecutive_failures.get(tool.name, 0) + 1
-            fallback = await agent.on_tool_error(ctx, tool, args, error)
-            if isinstance(fallback, dict):
-                response = fallback
-            elif not isinstance(error, _ConversionError):
-                response = _error_response(tool.name, error)
+        response, failed = await _hook(agent.before_tool_callback, ctx, tool, args)
+        if failed is not None:  # on_tool_error is for the tool's own failures, not this one
+            response, error = _hook_failed("before_tool_callback", tool.name, failed, "the tool did not run"), failed
+        elif response is None:
+            response, parts, error, attempt = await self._execute(tool, args, ctx)
+            if error is None:
+                self.consecutive_failures[tool.name] = 0
+            else:
+                self.consecutive_failures[tool.name] = self.consecutive_failures.get(tool.name, 0) + 1
+                fallback, failed = await _hook(agent.on_tool_error, ctx, tool, args, error)
+                if isinstance(fallback, dict):
+                    response = fallback
+                else:
+                    response = response if response is not None else _error_response(tool.name, error)
+                    if failed is not None:
+                        response = {**response, "error": f"{response['error']} (and on_tool_error raised {_describe(failed)})"}
         outcome = ToolOutcome(call.id or "", call.name, call.args, error is None, time.perf_counter() - started,
                               None if error is None else _describe(error), attempt)
         ctx.tool_outcome = outcome
-        replaced = await agent.after_tool_callback(ctx, tool, args, response)
-        return _Result(replaced if isinstance(replaced, dict) else response, outcome, parts)
+        replaced, failed = await _hook(agent.after_tool_callback, ctx, tool, args, response)
+        if failed is not None:  # the callback may have been meant to filter the result: withhold it
+            response = _hook_failed("after_tool_callback", tool.name, failed, "the tool's result is withheld")
+            outcome = replace(outcome, success=False, error=response["error"])
+        elif isinstance(replaced, dict):
+            response = replaced
+        return _Result(response, outcome, parts)
+
+    async def _execute(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> tuple[dict[str, Any] | None, list[Part], BaseException | None, int]:
+        """Run the tool, retried per its budget, each attempt bounded by its timeout.
+
+        Returns (response, media parts, error, attempts); the response is None when the tool
+        failed, or the conversion's error response when its result could not be sent.
+        """
+        agent = self.agent
+        budget = agent.tool_retry_budgets.get(tool.name, agent.default_retry_budget)
+        limit = tool.timeout if tool.timeout is not None else agent.tool_timeout
+        attempt = 1
+        while True:
+            try:
+                async with asyncio.timeout(limit) as deadline:
+                    result = await tool.execute(ctx, args)
+                data = FunctionResponseData.from_tool_result(tool.name, result)
+                if data.error is not None:
+                    return data.response, data.parts, _ConversionError(data.error), attempt
+                return data.response, data.parts, None, attempt
+            except BaseException as exc:  # noqa: BLE001 - reported to the model
+                error = _reportable(exc)
+                if isinstance(error, TimeoutError) and deadline.expired():
+                    error = _timed_out(tool.name, limit)
+            if attempt > budget.max_retries or not _worth_retrying(error):
+                return None, [], error, attempt
+            attempt += 1
+            if budget.delay:
+                await asyncio.sleep(budget.delay)
 
     def _refusal(self, call: FunctionCall, tool: Tool | None) -> dict[str, Any] | None:
         """Why a call must not run at all, as the model should hear it; None when it may run."""
@@ -205,6 +254,88 @@ class _ConversionError(Exception):
     """The tool ran, but its result could not be sent; the response already says why."""
 
 
+class _Stop(Exception):
+    """KeyboardInterrupt or SystemExit from user code, carried out of the batch's tasks.
+
+    Raised in a task, those two leave the event loop at once (asyncio re-raises them), so they
+    travel as this until they reach the run's own frames, where they are raised again.
+    """
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(type(exc).__name__)
+        self.exc = exc
+
+
+_NOT_FINISHED = {"error": "This call was cancelled before it finished.", "code": "cancelled"}
+
+
+def _reportable(exc: BaseException) -> BaseException:
+    """An exception user code raised, to report to the model; those that keep their meaning go on.
+
+    A CancelledError means the run is being cancelled only when this task is (`cancelling()`);
+    one a tool raises of its own accord (it awaited something someone else cancelled) is its error.
+    """
+    if isinstance(exc, asyncio.CancelledError) and _being_cancelled():
+        raise exc
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        raise _Stop(exc) from None
+    return exc
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+def _stopping(exc: BaseException) -> BaseException:
+    """The KeyboardInterrupt or SystemExit inside `exc` (a _Stop, or a task group's exceptions)."""
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc.exc if isinstance(exc, _Stop) else exc
+
+
+class _CallState(State):
+    """The state a tool call sees; once the call is answered it is closed and writes go nowhere."""
+
+    __slots__ = ("open",)
+
+    def __init__(self, value: dict[str, Any], delta: dict[str, Any]) -> None:
+        super().__init__(value, delta)
+        self.open = True
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if self.open:
+            super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        if self.open:
+            super().__delitem__(key)
+
+
+async def _hook(chain: Any, *args: Any) -> tuple[Any, BaseException | None]:
+    """Run a callback chain: (its result, None), or (None, what it raised)."""
+    if not chain:
+        return None, None
+    try:
+        return await chain(*args), None
+    except BaseException as exc:  # noqa: BLE001 - reported to the model
+        return None, _reportable(exc)
+
+
+def _hook_failed(name: str, tool_name: str, error: BaseException, consequence: str) -> dict[str, Any]:
+    return {"error": f"The {name} of tool {tool_name!r} raised {_describe(error)}; {consequence}.",
+            "code": "callback_error"}
+
+
+def _timed_out(tool_name: str, limit: float | None) -> AdkError:
+    return AdkError.tool(
+        f"Tool {tool_name!r} did not finish within its time limit of {limit:g} s, so it was stopped "
+        "(a sync function's thread runs on in the background; its result will be dropped).",
+        code="tool_timeout",
+        category="timeout",
+    )
+
+
 def _refused(call: FunctionCall, response: dict[str, Any]) -> _Result:
     """A call that never ran: its response explains why."""
     return _Result(response, ToolOutcome(call.id or "", call.name, call.args, False, 0.0, response.get("error")))
@@ -227,10 +358,14 @@ def _describe(error: BaseException) -> str:
         return error.message
     if isinstance(error, _ConversionError):  # its message already says what went wrong
         return str(error)
-    return f"{type(error).__name__}: {error}"
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still gets named
+        text = "<its message could not be read: str() raised>"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _error_response(tool_name: str, error: BaseException) -> dict[str, Any]:
     if isinstance(error, AdkError):
         return error.to_dict()
-    return {"error": f"Tool {tool_name!r} failed: {type(error).__name__}: {error}", "code": "tool_exception"}
+    return {"error": f"Tool {tool_name!r} failed: {_describe(error)}", "code": "tool_exception"}

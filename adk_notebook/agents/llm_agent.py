@@ -20,7 +20,7 @@ from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from ..models.registry import resolve_model
-from ..tools.base import FunctionDeclaration, Tool, Toolset
+from ..tools.base import FunctionDeclaration, Tool, Toolset, check_timeout
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
 from .base import Agent
@@ -63,6 +63,8 @@ class LlmAgent(Agent):
         default_retry_budget: How often a failing tool is retried (none by default).
         tool_retry_budgets: Per-tool retry budgets by tool name.
         circuit_breaker_threshold: Disable a tool for the run after this many failures in a row.
+        tool_timeout: Most seconds one tool call may take, for tools without a `timeout` of their
+            own; a call past it is answered `{"error": ...}` naming the limit (None: no limit).
         before_agent_callback, after_agent_callback, before_model_callback, after_model_callback,
         before_tool_callback, after_tool_callback, on_tool_error: see `agents/callbacks.py`.
     """
@@ -88,6 +90,7 @@ class LlmAgent(Agent):
         default_retry_budget: RetryBudget | None = None,
         tool_retry_budgets: Mapping[str, RetryBudget] | None = None,
         circuit_breaker_threshold: int | None = None,
+        tool_timeout: float | None = None,
         before_agent_callback: Callbacks = None,
         after_agent_callback: Callbacks = None,
         before_model_callback: Callbacks = None,
@@ -115,6 +118,7 @@ class LlmAgent(Agent):
         self.default_retry_budget = default_retry_budget or RetryBudget()
         self.tool_retry_budgets = dict(tool_retry_budgets or {})
         self.circuit_breaker_threshold = circuit_breaker_threshold
+        self.tool_timeout = check_timeout(tool_timeout, f"LlmAgent {name!r}: tool_timeout")
         self.before_agent_callback = CallbackChain(before_agent_callback)
         self.after_agent_callback = CallbackChain(after_agent_callback)
         self.before_model_callback = CallbackChain(before_model_callback)
@@ -249,8 +253,10 @@ class LlmAgent(Agent):
         content = response.content if response.content is not None else Content("model", [])
         pending: list[str] = []
         for call in content.function_calls():
-            if not call.id:
-                call.id = "adk-" + new_id()
+            # Our own id, whatever the provider sent: some servers number calls per answer
+            # (`call_0` every turn), and a session must never hold two calls of one id. What we
+            # send back pairs calls and responses by these ids, consistently.
+            call.id = "adk-" + new_id()
             tool = tools.get(call.name)
             if tool is not None and tool.is_long_running:
                 pending.append(call.id)

@@ -177,8 +177,11 @@ class ToolContext(CallbackContext):
         tool_name: str = "",
         actions: EventActions | None = None,
         progress_channel: Any = None,
+        state: State | None = None,
     ) -> None:
         super().__init__(invocation, actions)
+        if state is not None:  # the dispatcher's view of this call's state, closed once it is answered
+            self._state = state
         self.function_call_id = function_call_id
         self.tool_name = tool_name
         self.tool_outcome: ToolOutcome | None = None  # set for after-tool callbacks

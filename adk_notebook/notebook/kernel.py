@@ -12,12 +12,15 @@ rewrites what IPython made of a chat cell into an await of `chat`:
 IPython runs a cell with a top-level await as a task on the kernel loop (autoawait), so while
 the run is awaited ipykernel 7 handles comm messages (the widget's Stop button), and a SIGINT
 handler installed for the run turns an interrupt into `loop.call_soon_threadsafe(task.cancel)`:
-the cancel arrives within ~0.1 s even while a tool sleeps in a long await (ipykernel #881).
+the cancel arrives within ~0.1 s even while a tool sleeps in a long await (ipykernel #881), and
+within ~0.3 s when a tool blocks the loop itself (`time.sleep` inside `async def`; see
+`adk_notebook/_interrupt.py`).
 
 Where an await cannot go (autoawait off, a `%chat` inside a `def`, `run_cell_magic` called
 directly) the magic runs the same coroutine on a private loop in a worker thread
 (`run_chat_blocking`); events reach the view on the calling thread through a queue, and SIGINT
-still cancels the run. The Stop button needs the kernel loop, so it only acts on the first path.
+still cancels the run (a second one stops waiting for a run whose loop a tool blocks). The Stop
+button needs the kernel loop, so it only acts on the first path.
 
 How a run ends, in the cell:
 
@@ -35,18 +38,17 @@ import ast
 import asyncio
 import queue
 import re
-import signal
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .._interrupt import sigint_cancels
 from .._sync import run_sync
 from ..agents.base import Agent
 from ..core.content import Content
 from ..core.errors import AdkError
-from ..core.events import Event, EventActions
+from ..core.events import Event, EventActions, new_id
 from ..runner import Runner, RunResult
 from ..sessions.base import BaseSessionService
 
@@ -142,7 +144,7 @@ async def open_session(plan: ChatPlan) -> None:
     service, app = plan.session_service, plan.agent.name
     key = {"app_name": app, "user_id": plan.user_id, "session_id": plan.session_id}
     if plan.restart:
-        await service.delete(**key)
+        await _start_over(service, key)
     session = await service.get(**key)
     if session is None:
         await service.create(**key, state=dict(plan.state))
@@ -150,12 +152,51 @@ async def open_session(plan: ChatPlan) -> None:
         await service.append_event(session, Event("user", None, actions=EventActions(state_delta=dict(plan.state))))
 
 
+async def _start_over(service: BaseSessionService, key: dict[str, str]) -> None:
+    """`--new-session --session ID` on an existing session: delete it, unless a run holds it.
+
+    The session is claimed as a run would claim it, so a run in progress refuses this before
+    anything is deleted (and no run can start while it is being deleted).
+    """
+    session = await service.get(**key)
+    if session is None:
+        return
+    claim = "e-" + new_id()
+    try:
+        await service.begin_run(session, claim)
+    except AdkError as exc:
+        if exc.code != "session_busy":
+            raise
+        raise AdkError.session(
+            f"--new-session: session {key['session_id']!r} has a run in progress, so it was left as it is. Wait for "
+            "that run to end (or interrupt it), or leave out --session to start a new session beside it.",
+            code="session_busy",
+            category="unavailable",
+        ) from None
+    try:
+        await service.delete(**key)
+    finally:
+        await service.end_run(session, claim)
+
+
+class _Stopped(Exception):
+    """KeyboardInterrupt or SystemExit a tool raised, carried out of the run's task: raised in a
+    task, they would leave the kernel's event loop."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(type(exc).__name__)
+        self.exc = exc
+
+
 async def drive(plan: ChatPlan, emit: Callable[[Event], None]) -> ChatResult:
     """Run the plan to the end, passing every event (partial ones too) to `emit`."""
     await open_session(plan)
     runner = Runner(app_name=plan.agent.name, agent=plan.agent, session_service=plan.session_service)
-    result = await runner.run_to_result(user_id=plan.user_id, session_id=plan.session_id,
-                                        content=Content.user(plan.message), on_event=emit)
+    try:
+        result = await runner.run_to_result(user_id=plan.user_id, session_id=plan.session_id,
+                                            content=Content.user(plan.message), on_event=emit)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise _Stopped(exc) from None
     return ChatResult.from_events(result.events, result.session_id, result.state, agent_name=plan.agent.name)
 
 
@@ -179,6 +220,10 @@ class _Cancel:
 
 def _conclude(view: View, cancel: _Cancel, *, result: ChatResult | None = None, error: BaseException | None = None) -> ChatResult | None:
     """Give the view its final state; turn the outcome into what the cell returns or raises."""
+    if isinstance(error, _Stopped):
+        error = error.exc
+    if isinstance(error, KeyboardInterrupt):  # a tool's own, or a second Ctrl-C that stopped waiting
+        error = asyncio.CancelledError()
     if isinstance(error, asyncio.CancelledError):
         view.finish(cancelled=True)
         if cancel.reason == "stop":  # the Stop button ends this run only
@@ -204,7 +249,7 @@ async def run_chat(plan: ChatPlan, view_factory: ViewFactory) -> ChatResult | No
     task = loop.create_task(drive(plan, view.handle), name=f"adk-chat-{plan.agent.name}")
     cancel.bind(loop, task)
     view.on_stop(lambda *_: cancel("stop"))
-    with sigint_cancels(lambda: cancel("interrupt")):
+    with sigint_cancels(lambda: cancel("interrupt"), loop=loop):
         try:
             result = await task
         except asyncio.CancelledError as exc:
@@ -245,40 +290,22 @@ def run_chat_blocking(plan: ChatPlan, view_factory: ViewFactory) -> ChatResult |
 
     view.on_stop(lambda *_: cancel("stop"))
     thread = threading.Thread(target=worker, name=f"adk-chat-{plan.agent.name}", daemon=True)
-    with sigint_cancels(lambda: cancel("interrupt")):
-        thread.start()
-        while True:
-            try:
-                item = events.get(timeout=0.1)  # a timeout, so signal handlers run promptly
-            except queue.Empty:
-                continue
-            if item is _DONE:
-                break
-            view.handle(item)
-        thread.join()
+    try:
+        with sigint_cancels(lambda: cancel("interrupt")):
+            thread.start()
+            while True:
+                try:
+                    item = events.get(timeout=0.1)  # a timeout, so signal handlers run promptly
+                except queue.Empty:
+                    continue
+                if item is _DONE:
+                    break
+                view.handle(item)
+            thread.join()
+    except KeyboardInterrupt as stopped_waiting:  # a second Ctrl-C: the run ends when its loop is free
+        cancel.reason = cancel.reason or "interrupt"
+        return _conclude(view, cancel, error=stopped_waiting)
     return _conclude(view, cancel, result=outcome.get("result"), error=outcome.get("error"))
-
-
-@contextmanager
-def sigint_cancels(cancel: Callable[[], None]) -> Iterator[None]:
-    """While inside, SIGINT calls `cancel()` instead of raising; the previous handler comes back after.
-
-    Signals can only be handled in the main thread (an ipykernel 7 subshell runs elsewhere):
-    there this does nothing and ipykernel's own handling stays.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        signal.signal(signal.SIGINT, lambda signum, frame: cancel())
-    except ValueError:  # not the main interpreter
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
 
 
 # -- the input transformer ---------------------------------------------------------------------

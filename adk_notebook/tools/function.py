@@ -2,18 +2,23 @@
 
 `@tool` reads the schema from the signature and docstring; `FunctionTool(name, description,
 handler)` wraps a seed-style `handler(ctx, args)` whose schema you give with the builders.
+
+A plain (non-async) function runs on a worker thread (`tools/threads.py`); `timeout=` bounds a
+call either way. A sync function past its timeout cannot be stopped: its thread runs on until
+the function returns, its result is dropped, and the tool is refused while too many of its
+threads are left running like that.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, overload
 
 from ..core.errors import AdkError
-from .base import Tool, check_tool_name
+from .base import Tool, check_timeout, check_tool_name
+from .threads import run_in_thread
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -41,6 +46,9 @@ class FunctionTool(Tool):
         parameters: The arguments' schema (a pydantic model or a JSON schema), as
             `with_parameters_schema` takes it.
         execute: Instead of `handler`: the TypeScript-style function described above.
+        timeout: Most seconds one call may take (None: the agent's `tool_timeout`, if any). A call
+            past it is answered `{"error": ...}` naming the limit; see the module docstring for
+            what happens to a sync function's thread.
     """
 
     def __init__(
@@ -51,6 +59,7 @@ class FunctionTool(Tool):
         *,
         parameters: type[BaseModel] | dict[str, Any] | None = None,
         execute: Callable[..., Any] | None = None,
+        timeout: float | None = None,
     ) -> None:
         function = handler if handler is not None else execute
         if function is None or (handler is not None and execute is not None):
@@ -58,6 +67,7 @@ class FunctionTool(Tool):
                                   "as the TypeScript ADK writes it.", code="invalid_tool")
         self.name = check_tool_name(name)
         self.description = description
+        self.timeout = check_timeout(timeout, f"Tool {name!r}: timeout")
         self._handler = function
         self._blocking = not _is_async_callable(function)
         self._call: Callable[[ToolContext, dict[str, Any]], Any] = (
@@ -69,12 +79,15 @@ class FunctionTool(Tool):
             self.with_parameters_schema(parameters)
 
     @classmethod
-    def from_function(cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> FunctionTool:
+    def from_function(
+        cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+        timeout: float | None = None,
+    ) -> FunctionTool:
         """Build a tool from a plain function: schema from its type hints and docstring."""
         from .schema import function_schema
 
         schema = function_schema(fn, name=name, description=description)
-        self = cls(schema.name, schema.description, fn)
+        self = cls(schema.name, schema.description, fn, timeout=timeout)
         self._validate = schema.validate
         self._parameters = schema.parameters
         context_param = schema.context_param
@@ -116,6 +129,11 @@ class FunctionTool(Tool):
         self.required_scopes = tuple(scopes)
         return self
 
+    def with_timeout(self, seconds: float | None) -> Self:
+        """Bound each call to `seconds` (None: the agent's `tool_timeout`, if any)."""
+        self.timeout = check_timeout(seconds, f"Tool {self.name!r}: timeout")
+        return self
+
     # -- Tool ----------------------------------------------------------------------------------
     @property
     def parameters_schema(self) -> dict[str, Any] | None:
@@ -132,7 +150,7 @@ class FunctionTool(Tool):
         if self._blocking:
             # A plain function runs on a worker thread, as in pydantic-ai: the event loop stays
             # free for interrupts, the Stop button, progress lines and parallel calls.
-            return await asyncio.to_thread(self._call, ctx, args)
+            return await run_in_thread(self, self._call, ctx, args)
         result = self._call(ctx, args)
         if inspect.isawaitable(result):
             result = await result
@@ -179,6 +197,7 @@ def tool(
     concurrency_safe: bool = False,
     long_running: bool = False,
     scopes: Iterable[str] = (),
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -190,16 +209,18 @@ def tool(
     concurrency_safe: bool = False,
     long_running: bool = False,
     scopes: Iterable[str] = (),
+    timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a function into a tool: `@tool` or `@tool(read_only=True, concurrency_safe=True)`.
 
     The name comes from the function, the description from its docstring's summary, each
     parameter's description from its Args/Parameters section, the types from annotations.
-    The result is still callable as the original function.
+    The result is still callable as the original function. `timeout=` bounds each call in
+    seconds (see `FunctionTool`).
     """
 
     def decorate(func: Callable[..., Any]) -> FunctionTool:
-        made = FunctionTool.from_function(func, name=name, description=description)
+        made = FunctionTool.from_function(func, name=name, description=description, timeout=timeout)
         made.is_read_only = read_only
         made.is_concurrency_safe = concurrency_safe
         made.is_long_running = long_running

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 import pytest
@@ -280,11 +281,13 @@ async def test_agent_loop_through_the_public_api(server: LoopbackServer) -> None
     assert result.text == "It is sunny in Tokyo."
     first, second = (r.json() for r in server.requests)
     assert first["system"] == "Answer weather questions."
+    call_id = second["messages"][1]["content"][0]["id"]  # the agent's own, unique in the session
+    assert re.fullmatch(r"adk-[A-Za-z0-9_-]+", call_id), call_id  # what Anthropic's tool_use ids allow
     assert second["messages"] == [
         {"role": "user", "content": [text("Weather in Tokyo?")]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_9", "name": "get_weather",
+        {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "get_weather",
                                            "input": {"city": "Tokyo"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9",
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
                                       "content": [text('{"city": "Tokyo", "condition": "sunny"}')]}]},
     ]
     assert result.usage.output_tokens == 30
@@ -331,9 +334,10 @@ async def test_tool_returning_an_image_through_the_agent(server: LoopbackServer)
     ]
     result = await LlmAgent(name="charts", model=make_model(server), tools=[render_chart]).run_async("Chart Q4")
     assert result.text == "Here is the chart."
+    call_id = server.requests[1].json()["messages"][1]["content"][0]["id"]
     assert server.requests[1].json()["messages"][2] == {
         "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": "toolu_c", "content": [
+        "content": [{"type": "tool_result", "tool_use_id": call_id, "content": [
             text('{"title": "Q4"}'),
             {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                          "data": base64.b64encode(PNG).decode()}},

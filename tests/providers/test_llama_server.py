@@ -139,7 +139,7 @@ async def test_tool_call_through_the_agent_loop(server_url: str) -> None:
     calls = [c for e in result.events for c in e.function_calls()]
     assert [c.name for c in calls] == ["get_weather"]
     assert isinstance(calls[0].args.get("city"), str) and calls[0].args["city"].strip()
-    assert calls[0].id and calls[0].id.startswith("call_")  # the server's id, kept
+    assert calls[0].id and calls[0].id.startswith("adk-")  # the agent's own id, which the server then accepted
     assert seen == [calls[0].args["city"]]
     responses = [r for e in result.events for r in e.function_responses()]
     assert responses[0].response["condition"] == "sunny"

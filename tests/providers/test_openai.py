@@ -255,15 +255,17 @@ async def test_agent_loop_with_a_tool() -> None:
     partial_texts = [e.text for e in result.events if e.partial]
     assert partial_texts == ["It is ", "sunny in Tokyo."]
     second = server.requests[1].json()
+    call_id = second["messages"][2]["tool_calls"][0]["id"]  # the agent's own, unique in the session
+    assert call_id.startswith("adk-") and len(call_id) <= 40
     assert second["messages"] == [
         {"role": "system", "content": "Help the user."},
         {"role": "user", "content": "Weather in Tokyo?"},
         {
             "role": "assistant",
             "content": "",  # not null: llama.cpp's server rejects null (tests/providers/test_llama_server.py)
-            "tool_calls": [{"id": "call_w1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'}}],
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'}}],
         },
-        {"role": "tool", "tool_call_id": "call_w1", "content": json.dumps({"city": "Tokyo", "condition": "sunny"})},
+        {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"city": "Tokyo", "condition": "sunny"})},
     ]
 
 
@@ -274,8 +276,8 @@ async def test_invalid_arguments_in_an_agent_run_reach_the_model_as_an_error() -
         agent = LlmAgent(name="weather", model=model_for(server), tools=[get_weather])
         result = await agent.run_async("Weather?")
     assert result.text == "Sorry."
-    tool_message = server.requests[1].json()["messages"][-1]
-    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+    *_, assistant, tool_message = server.requests[1].json()["messages"]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == assistant["tool_calls"][0]["id"]
     assert "error" in json.loads(tool_message["content"])
 
 

@@ -55,6 +55,7 @@ from adk_notebook import (
     RetryBudget,
     ScriptedModel,
     SqliteSessionService,
+    Tool,
     ToolContext,
 )
 from adk_notebook.tools.schema import ToolArgumentsError, function_schema
@@ -583,10 +584,30 @@ def test_arguments_that_are_not_an_object_are_refused(args: Any, tally: Any) -> 
 
 
 # -- handler tools whose parameters are a JSON-schema dict ----------------------------------------
+class SchemaTool(Tool):
+    """A custom Tool subclass: only a `parameters_schema` and `execute`, no validation of its own."""
+
+    def __init__(self, name: str, schema: dict[str, Any], got: list[Any]) -> None:
+        self.name = name
+        self._schema = schema
+        self._got = got
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return self._schema
+
+    async def execute(self, ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+        self._got.append(args)
+        return {"ran": True}
+
+
+@pytest.mark.parametrize("kind", ["handler", "subclass"])
 @pytest.mark.parametrize("name", [fn.__name__ for fn in FUNCTIONS])
-def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrumented], tally: Any, name: str) -> None:
-    """The handler runs iff the tool's checker accepts, with the arguments as sent; what it accepts fits
-    every keyword the checker enforces, and arguments the full schema accepts are never refused."""
+def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrumented], tally: Any, name: str,
+                                              kind: str) -> None:
+    """The handler (or a custom Tool subclass's `execute`) runs iff the tool's checker accepts, with the
+    arguments as sent; what it accepts fits every keyword the checker enforces, and arguments the full
+    schema accepts are never refused."""
     made = instrumented[name]
     schema = made.schema.parameters
     got: list[Any] = []
@@ -595,7 +616,10 @@ def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrument
         got.append(args)
         return {"ran": True}
 
-    tool = FunctionTool(name, "A handler tool.", handler).with_parameters_schema(schema)
+    if kind == "handler":
+        tool: Tool = FunctionTool(name, "A handler tool.", handler).with_parameters_schema(schema)
+    else:
+        tool = SchemaTool(name, schema, got)
     stats = Stats()
 
     async def run(args: Any) -> dict[str, Any]:
@@ -634,7 +658,8 @@ def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrument
         stats.lost += 1
         raise
     finally:
-        tally.record("handler tool + JSON-schema dict", stats.tried, stats.lost)
+        tally.record("handler tool + JSON-schema dict" if kind == "handler" else "custom Tool subclass + JSON-schema dict",
+                     stats.tried, stats.lost)
 
 
 @pytest.mark.parametrize(("keyword", "schema", "args"), [

@@ -6,7 +6,7 @@ PARALLEL batch runs, while a SEQUENTIAL batch runs, while a tool is retried (Ret
 a delay), while sync tools run on worker threads, between model turns. Half are cancelled with
 `task.cancel()` on the loop, half with `runner.cancel(...)` from another thread. Consumers
 vary too: a plain `async for`, `aclosing(...)` with an await between events (what a UI that
-sends each event somewhere does), and `run_to_result`.
+sends each event somewhere does), `run_to_result`, and a new task per step (`anext`).
 
 After each cancel the stored session must be consistent:
 - every function call has exactly one response with the same id, stored after it;
@@ -15,11 +15,13 @@ After each cancel the stored session must be consistent:
   scope (for SQLite also read straight from its tables), and has no `temp:` key;
 and the NEXT run on the same session must end with the expected text and leave it consistent.
 
-A cancel that lands in the consumer's own await without `aclosing` (the stream is abandoned,
-not closed): the next run takes the session over and answers the abandoned run's call
-"interrupted", and closing the abandoned stream later, while the next run is in a tool, leaves
-that run's call alone. Until that next run, the stored call stays unanswered and the claim stays
-in the store, where another process sees it as live: a strict xfail test at the end.
+A run whose consumer walks away is closed at once, though a variable still holds the stream:
+a cancel that lands in the consumer's own await, a failure or a `break` inside `async for`
+(at random points of every scenario, too). `runner.cancel()` reaches a run whichever task steps
+it, and closes one nobody steps. A consumer that steps by hand (`anext`) and fails leaves the
+stream open, as Python does: the next run takes the session over and answers the abandoned
+run's call "interrupted", and closing the abandoned stream later, while the next run is in a
+tool, leaves that run's call alone.
 """
 
 from __future__ import annotations
@@ -269,7 +271,7 @@ async def interrupted_run(i: int, rng: random.Random, service: Any, sqlite_path:
     session = await service.create(app_name=app, user_id=USER, state=initial)
     target = rng.choice(scenario.points)
     how = rng.choice(["task", "thread"])
-    consumer = rng.choice(["plain", "aclosing", "result"])
+    consumer = rng.choice(["plain", "aclosing", "result", "tasks"])
     extra_delay = rng.choice([0.0, 0.0, rng.uniform(0, 0.004)])
     loop = asyncio.get_running_loop()
     fired = threading.Event()
@@ -311,6 +313,17 @@ async def interrupted_run(i: int, rng: random.Random, service: Any, sqlite_path:
             async for event in stream:
                 seen += 1
                 trigger(f"event{seen}")
+        elif consumer == "tasks":  # a new task steps the stream each time, as a UI pulling events may
+            # aclosing: a cancel landing between two steps cancels this consumer, not the run,
+            # which would otherwise stay paused (and its session claimed) while the stream is held.
+            async with aclosing(stream):
+                while True:
+                    try:
+                        await asyncio.ensure_future(anext(stream))
+                    except StopAsyncIteration:
+                        return
+                    seen += 1
+                    trigger(f"event{seen}")
         else:
             async with aclosing(stream):
                 async for event in stream:
@@ -379,6 +392,52 @@ def test_cancel_at_random_points_keeps_the_session_consistent(backend: str, tmp_
     assert outcome.landed == RUNS_PER_SERVICE
 
 
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_break_at_random_points_frees_the_session(backend: str, tmp_path: Any, tally: Any) -> None:
+    """`break` out of `async for` at a random event of every scenario, the stream still held: the
+    stored session is consistent at once, and the next message on it is not refused."""
+    rng = random.Random(f"{SEED}-break-{backend}")
+    path = str(tmp_path / "sessions.db") if backend == "sqlite" else None
+    service = SqliteSessionService(path) if path else InMemorySessionService()
+    tried = lost = 0
+
+    async def one(i: int) -> None:
+        scenario = make_scenario(KINDS[i % len(KINDS)], rng)
+        model = SlowStreamingModel(scenario.plan, delay=0)
+        agent = LlmAgent(name="agent", model=model, tools=make_tools(Probe(), rng), tool_execution_strategy=scenario.strategy,
+                         tool_retry_budgets={"flaky": RetryBudget(max_retries=3)})
+        runner = Runner(app_name=f"b{i}", agent=agent, session_service=service)
+        session = await service.create(app_name=f"b{i}", user_id=USER)
+        held = runner.run(user_id=USER, session_id=session.id, content="go")
+        stop_at = rng.randint(1, 12)
+        seen = 0
+        async for _ in held:
+            seen += 1
+            if seen == stop_at:
+                break
+        for _ in range(50):  # the close the break started gets its turns (the next message would wait for it)
+            await asyncio.sleep(0)
+        stored = await service.get(app_name=f"b{i}", user_id=USER, session_id=session.id)
+        check_consistent(stored, {}, model.full_texts)
+        assert (await runner.run_to_result(user_id=USER, session_id=session.id, content="again")).text == RECOVERED
+        check_consistent(await service.get(app_name=f"b{i}", user_id=USER, session_id=session.id), {}, model.full_texts)
+        assert open_claims(path) == []
+
+    try:
+        with asyncio.Runner() as loop:
+            for i in range(60):
+                tried += 1
+                try:
+                    loop.run(one(i))
+                except BaseException:
+                    lost += 1
+                    raise
+    finally:
+        if isinstance(service, SqliteSessionService):
+            service.close()
+        tally.record(f"break out of async for at random points, stream held ({backend})", tried, lost)
+
+
 async def test_one_runner_refuses_a_second_run_while_cancelling(tally: Any) -> None:
     """While a run is in progress its session is busy; right after a cancel it is free again."""
     gate = asyncio.Event()
@@ -416,10 +475,11 @@ class Abandoned:
     path: str | None
 
 
-async def abandon_a_run(backend: str, tmp_path: Any, ending: str) -> Abandoned:
+async def abandon_a_run(backend: str, tmp_path: Any, ending: str, stepping: str = "async for") -> Abandoned:
     """Start a run whose consumer ends (`ending`: "cancelled" or "failed") while it awaits something
     of its own after the function call event (no aclosing); the stream stays referenced, as a
-    notebook global or a UI object would hold it."""
+    notebook global or a UI object would hold it. The consumer steps it with `async for`, or by
+    hand with `anext()` (`stepping="anext"`)."""
     path = str(tmp_path / "sessions.db") if backend == "sqlite" else None
     service = SqliteSessionService(path) if path else InMemorySessionService()
     model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
@@ -431,6 +491,12 @@ async def abandon_a_run(backend: str, tmp_path: Any, ending: str) -> Abandoned:
     sending: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     async def consume() -> None:
+        if stepping == "anext":
+            while not (await anext(stream)).function_calls():
+                pass
+            shown.set()
+            await sending
+            return
         async for event in stream:
             if event.function_calls():
                 shown.set()
@@ -464,11 +530,12 @@ def call_codes(contents: list[Content]) -> dict[str, Any]:
 async def test_a_consumer_failing_in_its_own_await_then_the_next_run_recovers(
     backend: str, tmp_path: Any, tally: Any
 ) -> None:
-    """A consumer that fails (rather than being cancelled) leaves the stream open, as Python
-    does: the next run takes over the session (the task that held it is gone), answers its call
-    "interrupted" before the model call, and ends well; closing the old stream adds nothing."""
-    with tally.case(f"consumer fails in its own await (no aclosing): next run recovers ({backend})"):
-        run = await abandon_a_run(backend, tmp_path, "failed")
+    """A consumer that steps the stream by hand and fails (rather than being cancelled) leaves it
+    open, as Python does: the next run takes over the session (the task that held it is gone),
+    answers its call "interrupted" before the model call, and ends well; closing the old stream
+    adds nothing."""
+    with tally.case(f"consumer fails in its own await (anext, no aclosing): next run recovers ({backend})"):
+        run = await abandon_a_run(backend, tmp_path, "failed", stepping="anext")
         sid = run.session.id
         stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
         (call,) = [c for e in stored.events for c in e.function_calls()]
@@ -484,6 +551,25 @@ async def test_a_consumer_failing_in_its_own_await_then_the_next_run_recovers(
         assert open_claims(run.path) == []
         if run.path is not None:
             check_sqlite_tables(run.path, "a", sid, initial)
+            run.service.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_consumer_failing_inside_async_for_closes_the_run(backend: str, tmp_path: Any, tally: Any) -> None:
+    """The failure leaves the `async for`: the run is closed at once (its call answered
+    "cancelled", its claim released), though a variable still holds the stream."""
+    with tally.case(f"consumer fails inside async for (no aclosing): run closed at once ({backend})"):
+        run = await abandon_a_run(backend, tmp_path, "failed")
+        sid = run.session.id
+        for _ in range(20):
+            await asyncio.sleep(0)
+        stored = await run.service.get(app_name="a", user_id=USER, session_id=sid)
+        assert set(call_codes([e.content for e in stored.events if e.content]).values()) == {"cancelled"}
+        assert open_claims(run.path) == []
+        result = await run.runner.run_to_result(user_id=USER, session_id=sid, content="again")
+        assert result.text == RECOVERED
+        check_consistent(await run.service.get(app_name="a", user_id=USER, session_id=sid), {}, run.model.full_texts)
+        if run.path is not None:
             run.service.close()
 
 
@@ -585,3 +671,106 @@ async def test_closing_an_abandoned_stream_late_leaves_the_next_run_alone(tally:
 async def _until(condition: Callable[[], Any]) -> None:
     while not condition():
         await asyncio.sleep(0.001)
+
+
+# -- runner.cancel() whoever steps the stream; a break out of `async for` on a held stream ----------
+def _sleeper_runner(seconds: float) -> tuple[Runner, InMemorySessionService, SlowStreamingModel, asyncio.Event]:
+    started = asyncio.Event()
+
+    async def wait(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        await asyncio.sleep(seconds)
+        return {"waited": seconds}
+
+    sessions = InMemorySessionService()
+    model = SlowStreamingModel([[FunctionCall("wait", {})], "done"], delay=0)
+    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
+                    session_service=sessions)
+    return runner, sessions, model, started
+
+
+@pytest.mark.parametrize("from_thread", [False, True], ids=["same-loop", "other-thread"])
+async def test_cancel_reaches_a_run_stepped_from_other_tasks(from_thread: bool, tally: Any) -> None:
+    """The stream is stepped from a new task each time (as the docstring allows): cancel() stops
+    the run inside its tool at once, whichever task steps it, and the session is free again."""
+    with tally.case(f"runner.cancel() on a stream stepped from other tasks ({'thread' if from_thread else 'loop'})"):
+        runner, sessions, model, started = _sleeper_runner(30)
+        session = await sessions.create(app_name="a", user_id=USER)
+        stream = runner.run(user_id=USER, session_id=session.id, content="go")
+
+        async def consume() -> None:
+            while True:
+                try:
+                    await asyncio.ensure_future(anext(stream))  # one task per step
+                except StopAsyncIteration:
+                    return
+
+        consumer = asyncio.create_task(consume())
+        await asyncio.wait_for(started.wait(), 5)
+        begun = time.monotonic()
+        if from_thread:
+            result: list[bool] = []
+            thread = threading.Thread(target=lambda: result.append(runner.cancel(user_id=USER, session_id=session.id)))
+            thread.start()
+            thread.join()
+            assert result == [True]
+        else:
+            assert runner.cancel(user_id=USER, session_id=session.id)
+        done, _ = await asyncio.wait({consumer}, timeout=5)
+        assert done and time.monotonic() - begun < 2, "cancel() did not stop the run"
+        stored = await sessions.get(app_name="a", user_id=USER, session_id=session.id)
+        assert set(call_codes([e.content for e in stored.events if e.content]).values()) == {"cancelled"}
+        assert (await runner.run_to_result(user_id=USER, session_id=session.id, content="again")).text == RECOVERED
+        check_consistent(await sessions.get(app_name="a", user_id=USER, session_id=session.id), {}, model.full_texts)
+
+
+async def test_cancel_closes_a_held_stream_that_nobody_steps(tally: Any) -> None:
+    """The consumer holds the stream and awaits something of its own: cancel() closes the run (its
+    call answered "cancelled"), the consumer's task is left alone, and its next step ends the stream."""
+    with tally.case("runner.cancel() on a held stream between two steps"):
+        runner, sessions, _, _ = _sleeper_runner(0.01)
+        session = await sessions.create(app_name="a", user_id=USER)
+        stream = runner.run(user_id=USER, session_id=session.id, content="go")
+        while not (await anext(stream)).function_calls():  # stepped by hand: no `async for` to end
+            pass
+        assert runner.cancel(user_id=USER, session_id=session.id)
+
+        async def answered() -> bool:
+            stored = await sessions.get(app_name="a", user_id=USER, session_id=session.id)
+            return set(call_codes([e.content for e in stored.events if e.content]).values()) == {"cancelled"}
+
+        deadline = time.monotonic() + 5
+        while not await answered():
+            assert time.monotonic() < deadline, "cancel() did not close the held stream"
+            await asyncio.sleep(0.005)
+        with pytest.raises(StopAsyncIteration):
+            await anext(stream)
+        assert (await runner.run_to_result(user_id=USER, session_id=session.id, content="again")).text == RECOVERED
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_break_out_of_async_for_on_a_held_stream_frees_the_session(backend: str, tmp_path: Any, tally: Any) -> None:
+    """`async for` over a stream a variable still holds (a notebook global), then `break` on the
+    function call event: the next message is not refused, and the model sees every call answered."""
+    with tally.case(f"break out of async for on a held stream: next message works ({backend})"):
+        path = str(tmp_path / "sessions.db") if backend == "sqlite" else None
+        service = SqliteSessionService(path) if path else InMemorySessionService()
+        model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
+        runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
+                        session_service=service)
+        session = await service.create(app_name="a", user_id=USER)
+        held = runner.run(user_id=USER, session_id=session.id, content="go")
+        async for event in held:
+            if event.function_calls():
+                break
+        result = await runner.run_to_result(user_id=USER, session_id=session.id, content="again")
+        assert result.text == RECOVERED
+        sent = model.requests[-1].contents
+        calls = {c.id for content in sent for c in content.function_calls()}
+        assert calls and calls == set(call_codes(sent)), "a call went to the model unanswered"
+        stored = await service.get(app_name="a", user_id=USER, session_id=session.id)
+        check_consistent(stored, {}, model.full_texts)
+        assert open_claims(path) == []
+        if isinstance(service, SqliteSessionService):
+            service.close()
+        assert held is not None
