@@ -8,12 +8,15 @@ per read never fires:
 - bytes with no event boundary at all (one `data:` line that never ends).
 Each must end with an AdkError within the model's `timeout=` (generously: plus a second), the
 session keeping no partial text; the endless line ends at the cap on one event's size, before
-the deadline.
+the deadline. `RunConfig(time_limit=)` ends a run whose model or tool would go on for ever,
+and the session keeps every call answered.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -23,7 +26,18 @@ import pytest
 from loopback import LoopbackServer, Reply
 from recorded import PROVIDERS, SSE_HEADERS, encode_sse
 
-from adk_notebook import AdkError, Content, InMemorySessionService, LlmAgent, LlmRequest
+from adk_notebook import (
+    AdkError,
+    Content,
+    FunctionCall,
+    InMemorySessionService,
+    LlmAgent,
+    LlmRequest,
+    RunConfig,
+    Runner,
+    ScriptedModel,
+    tool,
+)
 from adk_notebook.models.http import HttpTransport, RetryPolicy
 
 TIMEOUT = 1.0
@@ -143,3 +157,71 @@ async def test_a_stall_before_the_first_event_is_still_retried_within_the_deadli
         [*_, answer] = [r async for r in model.generate_content(LlmRequest(contents=[Content.user("Hi")]), stream=True)]
         assert time.perf_counter() - started < 3.0
         assert len(server.requests) == 2 and answer.content.function_calls()[0].args == {"city": "Tokyo"}
+
+
+# -- a time limit for the whole run ---------------------------------------------------------------
+
+
+async def test_a_run_time_limit_ends_a_model_that_streams_forever(tally: Any) -> None:
+    p = PROVIDERS["openai"]
+    sessions = InMemorySessionService()
+    with LoopbackServer([Reply(200, endless("openai"), headers=SSE_HEADERS, chunk_delay=0.01)]) as server:
+        agent = LlmAgent(name="bot", model=p.model(server.url))  # the model's own timeout is 600 s
+        with tally.case("deadline: run time limit, model streaming forever"):
+            started = time.perf_counter()
+            with pytest.raises(AdkError) as info:
+                await agent.run_async("Hi", session_id="s", session_service=sessions, time_limit=TIMEOUT)
+            took = time.perf_counter() - started
+            assert (info.value.category.value, info.value.code) == ("timeout", "run_time_limit"), repr(info.value)
+            assert "time_limit=1" in info.value.message
+            assert TIMEOUT - 0.05 <= took < TIMEOUT + SLACK
+            session = await sessions.get(app_name="bot", user_id="user", session_id="s")
+            assert [e.author for e in session.events] == ["user"]
+
+
+async def test_a_run_time_limit_ends_a_tool_that_never_returns(tally: Any) -> None:
+    @tool
+    async def wait_forever() -> dict:
+        """Wait."""
+        await asyncio.sleep(3600)
+        return {}
+
+    sessions = InMemorySessionService()
+    model = ScriptedModel([FunctionCall("wait_forever", {}), "done"])
+    agent = LlmAgent(name="bot", model=model, tools=[wait_forever])
+    with tally.case("deadline: run time limit, tool that never returns"):
+        started = time.perf_counter()
+        with pytest.raises(AdkError) as info:
+            await agent.run_async("Go", session_id="s", session_service=sessions, time_limit=0.5)
+        assert info.value.code == "run_time_limit" and time.perf_counter() - started < 0.5 + SLACK
+        session = await sessions.get(app_name="bot", user_id="user", session_id="s")
+        calls = [c.id for e in session.events for c in e.function_calls()]
+        answers = {r.id: r.response for e in session.events for r in e.function_responses()}
+        assert calls and all(c in answers for c in calls), "every stored call is answered"
+        assert json.dumps(answers)  # and the session goes on:
+        assert (await agent.run_async("Again", session_id="s", session_service=sessions)).text == "done"
+
+
+async def test_a_run_time_limit_never_cancels_the_consumer_and_ends_at_its_next_step() -> None:
+    """The limit passes while the consumer (a widget, say) is busy between events: its await goes on
+    undisturbed, and the run ends at the next step with every stored call answered."""
+    @tool
+    def noop() -> dict:
+        """Do nothing."""
+        return {}
+
+    sessions = InMemorySessionService()
+    await sessions.create(app_name="bot", user_id="u", session_id="s")
+    agent = LlmAgent(name="bot", model=ScriptedModel([FunctionCall("noop", {}), "done"]), tools=[noop])
+    runner = Runner(app_name="bot", agent=agent, session_service=sessions)
+    stream = runner.run(user_id="u", session_id="s", content="Go", run_config=RunConfig(time_limit=0.2))
+    seen = []
+    with pytest.raises(AdkError) as info:
+        async for event in stream:
+            seen.append(event)
+            if event.function_calls():
+                await asyncio.sleep(0.4)  # past the limit, in the consumer's own await: not cancelled
+    assert info.value.code == "run_time_limit" and seen[-1].function_calls()
+    session = await sessions.get(app_name="bot", user_id="u", session_id="s")
+    answers = [r.response for e in session.events for r in e.function_responses()]
+    assert [a.get("code") for a in answers] == ["cancelled"]
