@@ -13,9 +13,13 @@ import statistics
 import sys
 import time
 
-import httpx
 from openai import AsyncOpenAI, __version__
 from raw_stream import REQUEST, paired_ratio
+
+try:
+    import httpx
+except ImportError:  # newer openai releases depend on the `httpx2` distribution instead
+    import httpx2 as httpx
 
 
 async def raw_round(client: httpx.AsyncClient, url: str) -> float:
