@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import AsyncGeneratorType
 from typing import Any, Self, cast
 
+from ._deadline import within_time_limit
 from ._sync import run_sync
 from .agents.base import Agent
 from .core.content import Content, FunctionResponse, Part
@@ -35,12 +36,16 @@ class RunConfig:
         max_llm_calls: Most model calls in this run (on top of the agent's max_iterations).
         scopes: The permissions the user holds; tools that require others refuse to run.
         auto_create_session: Create the session when `session_id` does not exist yet.
+        time_limit: Seconds the whole run may take; past it the run is cancelled and raises
+            AdkError(agent, timeout, ``run_time_limit``). None: no limit (each model call is still
+            bounded by its own `timeout=`).
     """
 
     streaming: bool = True
     max_llm_calls: int | None = None
     scopes: frozenset[str] = frozenset()
     auto_create_session: bool = False
+    time_limit: float | None = None
 
 
 @dataclass(slots=True)
@@ -129,7 +134,8 @@ class Runner:
         watch = _RunHandle()
         stream = cast(_Events, self._run(user_id, session_id, content, run_config, state, watch))
         watch.stream = weakref.ref(stream)  # weak: the stream holds the watch, and must stay collectable
-        return RunStream(stream)
+        limit = (run_config or self.run_config).time_limit
+        return RunStream(stream if limit is None else cast(_Events, within_time_limit(stream, limit)))
 
     async def _run(
         self,

@@ -2,7 +2,7 @@
 
 Each request takes the next `Reply` from the script: a status, headers and a body sent in
 chunks (SSE streams are just chunks), optionally with pauses, or a dropped connection after
-some chunks. The provider under test talks to it over real sockets with real httpx.
+some chunks; a body made by a callable may go on for ever (a server that never finishes). The provider under test talks to it over real sockets with real httpx.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,12 +23,15 @@ class Reply:
     """One scripted HTTP response."""
 
     status: int = 200
-    body: bytes | str | dict[str, Any] | list[bytes | str] = b""
+    # A callable is called per request and may yield chunks forever (until the client hangs up).
+    body: bytes | str | dict[str, Any] | list[bytes | str] | Callable[[], Iterable[bytes | str]] = b""
     headers: dict[str, str] = field(default_factory=dict)
     chunk_delay: float = 0.0  # seconds between chunks
     drop_after: int | None = None  # close the socket after this many chunks, mid-response
 
-    def chunks(self) -> list[bytes]:
+    def chunks(self) -> Iterable[bytes]:
+        if callable(self.body):
+            return (c.encode() if isinstance(c, str) else c for c in self.body())
         if isinstance(self.body, dict):
             return [json.dumps(self.body).encode()]
         if isinstance(self.body, list):

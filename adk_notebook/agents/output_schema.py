@@ -1,7 +1,9 @@
 """Structured output: the schema an agent's final answer must match, and its validation.
 
 A pydantic model validates with pydantic and gives the model instance back; a JSON-schema
-dict validates with `core.json_schema.schema_problems`.
+dict validates with `core.json_schema.schema_problems`. Either way the answer is first read
+with `core.json_text` (a value nested more than MAX_DEPTH deep is refused like invalid JSON:
+the model is told and asked again), so no answer can crash a later step that walks it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.errors import AdkError
 from ..core.json_schema import schema_problems
+from ..core.json_text import JsonTooDeep, check_depth, parse_json
 from ..tools.schema import model_json_schema
 
 __all__ = ["OutputSchema"]
@@ -47,7 +50,16 @@ class OutputSchema:
         """Parse and check an answer; raise ValueError with a message the model can act on."""
         match = _FENCE.match(text)
         raw = match.group(1) if match else text
-        if self.model is not None:
+        try:
+            value = parse_json(raw)
+            check_depth(value)
+        except JsonTooDeep as exc:
+            raise ValueError(f"the answer is not usable JSON: {exc}; reply with a flatter object") from None
+        except json.JSONDecodeError as exc:
+            if self.model is None:
+                raise ValueError(f"the answer is not valid JSON ({exc.msg} at position {exc.pos})") from None
+            # for a pydantic model, pydantic (below) says what is wrong with the text, in its words
+        if self.model is not None:  # pydantic reads the text itself, by its JSON-mode rules
             try:
                 return self.model.model_validate_json(raw)
             except ValidationError as exc:
@@ -55,10 +67,6 @@ class OutputSchema:
                     f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors(include_url=False)
                 )
                 raise ValueError(problems) from None
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the answer is not valid JSON ({exc.msg} at position {exc.pos})") from None
         problems = schema_problems(value, self.json_schema)
         if problems:
             raise ValueError("; ".join(problems))

@@ -32,8 +32,9 @@ from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
 from ..tools.schema import inline_refs
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import HttpTransport, RetryPolicy, parse_json
+from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, HttpTransport, RetryPolicy
 from .keys import ANTHROPIC_KEYS, api_key_from_env, missing_api_key
+from .payload import Payload
 
 if TYPE_CHECKING:
     import httpx
@@ -87,7 +88,10 @@ class AnthropicModel(Llm):
         max_tokens: The answer's token limit when the request sets no `max_output_tokens`
             (Anthropic requires one).
         retry: How 429s, 5xx and dropped connections are retried.
-        timeout: Seconds to wait for the connection and for each read.
+        timeout: Seconds one call may take in all: connecting, sending, and reading the answer
+            to its last streamed event, retries included (``deadline_exceeded`` past it).
+        idle_timeout: Seconds to wait for the connection or for the next bytes of the answer;
+            a stall before the answer starts is retried while `timeout` leaves time.
 
     Raises:
         AdkError: (config, unauthorized, ``missing_api_key``) when no key is given or set.
@@ -102,7 +106,8 @@ class AnthropicModel(Llm):
         http_client: httpx.AsyncClient | None = None,
         max_tokens: int = 4096,
         retry: RetryPolicy | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         key = api_key or api_key_from_env(ANTHROPIC_KEYS)
         if not key:
@@ -115,13 +120,15 @@ class AnthropicModel(Llm):
             base_url=base_url or DEFAULT_BASE_URL,
             headers={"x-api-key": key, "anthropic-version": API_VERSION},
             timeout=timeout,
+            idle_timeout=idle_timeout,
             retry=retry or RetryPolicy(),
             http_client=http_client,
         )
 
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
         body = self.build_body(request, stream)
-        message = _Message()
+        payload = self._transport.payload
+        message = _Message(payload)
         if not stream:
             message.add_message(await self._transport.post_json("/v1/messages", body))
             yield message.finish()
@@ -129,19 +136,16 @@ class AnthropicModel(Llm):
         events = self._transport.stream_sse("/v1/messages", body)
         async with aclosing(events):
             async for event in events:
-                text = message.add_event(_loads(event.data))
+                text = message.add_event(payload.loads(event.data, "stream chunk"))
                 if text:
                     yield LlmResponse(Content("model", [Part(text=text)]), partial=True, turn_complete=False)
                 if message.stopped:
                     break
         if not message.stopped:
-            raise AdkError(
-                "model",
-                "unavailable",
-                "stream_interrupted",
+            raise payload.error(
+                "unavailable", "stream_interrupted",
                 "The Anthropic stream ended before message_stop; the answer is incomplete. Run the request again.",
-                details={"provider": "anthropic"},
-            )
+            )  # fmt: skip
         yield message.finish()
 
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
@@ -292,12 +296,13 @@ def _output_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 # -- Anthropic's answer -> ours ------------------------------------------------------------------
 class _Message:
-    """Collects one answer from a message, or from the events of a streamed one."""
+    """Collects one answer from a message, or from the events of a streamed one, read through `Payload`."""
 
-    __slots__ = ("blocks", "stop_reason", "input_tokens", "output_tokens", "stopped")
+    __slots__ = ("blocks", "input_tokens", "output_tokens", "payload", "stop_reason", "stopped")
 
-    def __init__(self) -> None:
-        self.blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "text" | "json" | "id", "name"}
+    def __init__(self, payload: Payload) -> None:
+        self.payload = payload
+        self.blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "text" | "json" | "id", "name", "field"}
         self.stop_reason: str | None = None
         self.input_tokens = 0
         self.output_tokens = 0
@@ -305,43 +310,50 @@ class _Message:
 
     def add_message(self, message: dict[str, Any]) -> None:
         """Take a complete (non-streamed) message in."""
-        for index, block in enumerate(message.get("content") or ()):
-            self.blocks[index] = _start(block)
-            if block.get("type") == "tool_use":
-                self.blocks[index]["input"] = block.get("input") or {}
-        self._usage(message.get("usage"))
-        self.stop_reason = message.get("stop_reason")
+        p = self.payload
+        for index, block in enumerate(p.get_dicts(message, "content")):
+            self.blocks[index] = started = _start(p, block, index, f"content[{index}]")
+            if started["type"] == "tool_use":
+                started["input"] = p.checked_depth(p.get_dict(block, "input", f"content[{index}]"), started["field"])
+        self._usage(p.get_dict(message, "usage"), "usage")
+        self.stop_reason = p.get_str(message, "stop_reason")
         self.stopped = True
 
     def add_event(self, event: Any) -> str:
         """Take one streamed event in; return the answer text it adds."""
-        if not isinstance(event, dict):
-            raise _invalid(f"an event is not a JSON object: {str(event)[:200]}")
-        kind = event.get("type")
+        p = self.payload
+        event = p.object(event, "stream chunk")
+        kind = p.get_str(event, "type")
         if kind == "content_block_delta":
-            delta = event.get("delta") or {}
-            block = self.blocks.get(event.get("index", -1))
+            delta = p.get_dict(event, "delta")
+            index = p.get_int(event, "index")
+            block = self.blocks.get(-1 if index is None else index)
             if block is None:
-                raise _invalid("a content_block_delta came for a block that was never started")
-            if delta.get("type") == "text_delta":
-                block["text"].append(delta.get("text", ""))
-                return delta.get("text", "")
-            if delta.get("type") == "input_json_delta":
-                block["json"].append(delta.get("partial_json", ""))
+                raise p.invalid("index", "names a content block that was never started")
+            delta_kind = p.get_str(delta, "type", "delta")
+            if delta_kind == "text_delta" and block["type"] == "text":
+                text = p.get_str(delta, "text", "delta") or ""
+                block["text"].append(text)
+                return text
+            if delta_kind == "input_json_delta" and block["type"] == "tool_use":
+                block["json"].append(p.get_str(delta, "partial_json", "delta") or "")
+            elif delta_kind in ("text_delta", "input_json_delta"):
+                raise p.invalid("delta.type", f"is {delta_kind!r}, but block {index} is a {block['type']} block")
             return ""  # thinking_delta, signature_delta, citations_delta: not carried yet
         if kind == "content_block_start":
-            block = _start(event.get("content_block") or {})
-            self.blocks[event.get("index", len(self.blocks))] = block
+            index = p.get_int(event, "index")
+            index = len(self.blocks) if index is None else index
+            block = self.blocks[index] = _start(p, p.get_dict(event, "content_block"), index, "content_block")
             return "".join(block.get("text", ()))
         if kind == "message_start":
-            self._usage((event.get("message") or {}).get("usage"))
+            self._usage(p.get_dict(p.get_dict(event, "message"), "usage", "message"), "message.usage")
         elif kind == "message_delta":
-            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
-            self._usage(event.get("usage"))
+            self.stop_reason = p.get_str(p.get_dict(event, "delta"), "stop_reason", "delta") or self.stop_reason
+            self._usage(p.get_dict(event, "usage"), "usage")
         elif kind == "message_stop":
             self.stopped = True
         elif kind == "error":
-            raise _stream_error(event.get("error") or {})
+            raise _stream_error(p, p.get_dict(event, "error"))
         return ""  # ping, content_block_stop, and event types added later
 
     def finish(self) -> LlmResponse:
@@ -352,43 +364,45 @@ class _Message:
                 if text:
                     parts.append(Part(text=text))
             elif block["type"] == "tool_use":
-                call = _input(block, self.stop_reason)
+                call = _input(self.payload, block, self.stop_reason)
                 parts.append(Part(function_call=call))
         if not parts and self.stop_reason == "refusal":
-            raise AdkError(
-                "model",
+            raise self.payload.error(
                 "forbidden",
                 "safety_blocked",
                 "Claude declined to answer (stop_reason refusal). Rephrase the request; retrying the same one "
                 "will be refused again.",
-                details={"provider": "anthropic", "stop_reason": "refusal"},
+                stop_reason="refusal",
             )
         reason = _STOP_REASONS.get(self.stop_reason or "", self.stop_reason)
         usage = Usage(self.input_tokens, self.output_tokens, self.input_tokens + self.output_tokens)
-        return LlmResponse(Content("model", parts), finish_reason=reason, usage=usage)
+        return LlmResponse(self.payload.final(Content("model", parts)), finish_reason=reason, usage=usage)
 
-    def _usage(self, usage: dict[str, Any] | None) -> None:
+    def _usage(self, usage: dict[str, Any], at: str) -> None:
         """Counts are cumulative: a later event's count replaces an earlier one."""
         if not usage:
             return
-        prompt = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+        p = self.payload
+        prompt = [p.get_int(usage, k, at) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
         if any(n is not None for n in prompt):
             self.input_tokens = sum(n or 0 for n in prompt)
-        if usage.get("output_tokens") is not None:
-            self.output_tokens = usage["output_tokens"]
+        output = p.get_int(usage, "output_tokens", at)
+        if output is not None:
+            self.output_tokens = output
 
 
-def _start(block: dict[str, Any]) -> dict[str, Any]:
-    kind = block.get("type", "")
+def _start(p: Payload, block: dict[str, Any], index: int, at: str) -> dict[str, Any]:
+    kind = p.get_str(block, "type", at) or ""
     if kind == "text":
-        return {"type": "text", "text": [block.get("text", "")]}
+        return {"type": "text", "text": [p.get_str(block, "text", at) or ""]}
     if kind == "tool_use":
-        return {"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""), "json": []}
+        return {"type": "tool_use", "id": p.get_str(block, "id", at) or "", "name": p.get_str(block, "name", at) or "",
+                "json": [], "field": f"content[{index}].input"}
     return {"type": kind}  # thinking, server tools...: kept out of the answer
 
 
-def _input(block: dict[str, Any], stop_reason: str | None) -> FunctionCall:
-    """The tool call a streamed tool_use block adds up to (see `core.content.malformed_call`)."""
+def _input(p: Payload, block: dict[str, Any], stop_reason: str | None) -> FunctionCall:
+    """The tool call a tool_use block adds up to (see `core.content.malformed_call`)."""
     name, call_id = block["name"], block.get("id") or None
     if "input" in block:
         return FunctionCall(name, block["input"], call_id)
@@ -396,16 +410,14 @@ def _input(block: dict[str, Any], stop_reason: str | None) -> FunctionCall:
     if not raw:
         return FunctionCall(name, {}, call_id)
     try:
-        value = json.loads(raw)
+        value = p.arguments(raw, block["field"])
     except ValueError as exc:
         if stop_reason == "max_tokens":
-            raise AdkError(
-                "model",
+            raise p.error(
                 "invalid_input",
                 "truncated_tool_call",
                 f"Claude's call of {name!r} was cut off by the token limit; raise max_tokens "
                 "(AnthropicModel(max_tokens=...) or max_output_tokens).",
-                details={"provider": "anthropic"},
             ) from None
         return malformed_call(name, raw, f"not valid JSON ({exc})", call_id)
     if not isinstance(value, dict):
@@ -413,30 +425,15 @@ def _input(block: dict[str, Any], stop_reason: str | None) -> FunctionCall:
     return FunctionCall(name, value, call_id)
 
 
-def _loads(data: str) -> Any:
-    try:
-        return parse_json(data)
-    except ValueError:
-        raise _invalid(f"a streamed event is not JSON: {data[:200]!r}") from None
-
-
-def _invalid(what: str) -> AdkError:
-    return AdkError(
-        "model", "internal", "invalid_response", f"Anthropic sent a malformed answer: {what}.",
-        details={"provider": "anthropic"},
-    )  # fmt: skip
-
-
-def _stream_error(error: dict[str, Any]) -> AdkError:
+def _stream_error(p: Payload, error: dict[str, Any]) -> AdkError:
     """An `error` event in the middle of a stream, e.g. `overloaded_error`."""
-    kind = error.get("type") or "api_error"
+    kind = p.get_str(error, "type", "error") or "api_error"
     category = _ERROR_CATEGORIES.get(kind, ErrorCategory.UNAVAILABLE)
-    message = error.get("message") or kind
-    return AdkError(
-        "model",
+    message = p.get_str(error, "message", "error") or kind
+    return p.error(
         category,
-        kind,
+        kind if kind in _ERROR_CATEGORIES else "api_error",  # a code is ours: a type we do not know is not one
         f"Anthropic stopped the stream with {kind}: {message}. The answer is incomplete"
         + ("; run the request again." if category in (ErrorCategory.UNAVAILABLE, ErrorCategory.RATE_LIMITED) else "."),
-        details={"provider": "anthropic", "error_type": kind},
+        error_type=kind,
     )

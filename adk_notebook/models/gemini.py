@@ -32,8 +32,9 @@ from ..core.events import Usage, new_id
 from ..tools.base import FunctionDeclaration
 from ..tools.schema import gemini_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import HttpTransport, RetryPolicy, parse_json
+from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, HttpTransport, RetryPolicy
 from .keys import GEMINI_KEYS, api_key_from_env, missing_api_key
+from .payload import Payload
 
 if TYPE_CHECKING:
     import httpx
@@ -67,7 +68,10 @@ class GeminiModel(Llm):
         base_url: The API root, default "https://generativelanguage.googleapis.com/v1beta".
         http_client: An `httpx.AsyncClient` to send requests with (you close it).
         retry: How 429s, 5xx and dropped connections are retried.
-        timeout: Seconds to wait for the connection and for each read.
+        timeout: Seconds one call may take in all: connecting, sending, and reading the answer
+            to its last streamed event, retries included (``deadline_exceeded`` past it).
+        idle_timeout: Seconds to wait for the connection or for the next bytes of the answer;
+            a stall before the answer starts is retried while `timeout` leaves time.
 
     Raises:
         AdkError: (config, unauthorized, ``missing_api_key``) when no key is given or set.
@@ -81,7 +85,8 @@ class GeminiModel(Llm):
         base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         key = api_key or api_key_from_env(GEMINI_KEYS)
         if not key:
@@ -93,13 +98,15 @@ class GeminiModel(Llm):
             base_url=base_url or DEFAULT_BASE_URL,
             headers={"x-goog-api-key": key},
             timeout=timeout,
+            idle_timeout=idle_timeout,
             retry=retry or RetryPolicy(),
             http_client=http_client,
         )
 
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
         body = self.build_body(request, stream)
-        turn = _Turn(streamed=stream)
+        payload = self._transport.payload
+        turn = _Turn(payload, streamed=stream)
         if not stream:
             turn.add(await self._transport.post_json(f"/models/{self.name}:generateContent", body))
             yield turn.finish()
@@ -107,7 +114,7 @@ class GeminiModel(Llm):
         events = self._transport.stream_sse(f"/models/{self.name}:streamGenerateContent", body, params={"alt": "sse"})
         async with aclosing(events):
             async for event in events:
-                text = turn.add(_loads(event.data))
+                text = turn.add(payload.loads(event.data, "stream chunk"))
                 if text:
                     yield LlmResponse(Content("model", [Part(text=text)]), partial=True, turn_complete=False)
         yield turn.finish()
@@ -230,40 +237,44 @@ def _generation_config(config: GenerateContentConfig) -> dict[str, Any]:
 
 # -- Gemini's answer -> ours ---------------------------------------------------------------------
 class _Turn:
-    """Collects one answer from one response or from its streamed chunks."""
+    """Collects one answer from one response or from its streamed chunks, read through `Payload`."""
 
-    __slots__ = ("parts", "usage", "reason", "ratings", "candidates", "streamed")
+    __slots__ = ("candidates", "parts", "payload", "ratings", "reason", "streamed", "usage")
 
-    def __init__(self, *, streamed: bool) -> None:
+    def __init__(self, payload: Payload, *, streamed: bool) -> None:
+        self.payload = payload
         self.parts: list[Part] = []
         self.usage: Usage | None = None
         self.reason: str | None = None  # Gemini's finishReason
-        self.ratings: Any = None
+        self.ratings: list[dict[str, Any]] = []
         self.candidates = False
         self.streamed = streamed
 
     def add(self, chunk: Any) -> str:
         """Take one response (or streamed chunk) in; return the answer text it adds."""
-        if not isinstance(chunk, dict):
-            raise _invalid(f"a response is not a JSON object: {str(chunk)[:200]}")
-        feedback = chunk.get("promptFeedback") or {}
-        if feedback.get("blockReason"):
-            raise _blocked(
-                "the prompt", feedback["blockReason"], feedback.get("blockReasonMessage"), feedback.get("safetyRatings")
-            )
-        if chunk.get("usageMetadata"):
-            self.usage = _usage(chunk["usageMetadata"])
-        candidates = chunk.get("candidates") or []
+        p = self.payload
+        chunk = p.object(chunk, "stream chunk" if self.streamed else "response body")
+        feedback = p.get_dict(chunk, "promptFeedback")
+        block_reason = p.get_str(feedback, "blockReason", "promptFeedback")
+        if block_reason:
+            message = p.get_str(feedback, "blockReasonMessage", "promptFeedback")
+            raise _blocked(p, "the prompt", block_reason, message, feedback, "promptFeedback")
+        meta = p.get_dict(chunk, "usageMetadata")
+        if meta:
+            self.usage = _usage(p, meta)
+        candidates = p.get_dicts(chunk, "candidates")
         if not candidates:
             return ""
         self.candidates = True
-        candidate = candidates[0]
-        if candidate.get("finishReason"):
-            self.reason = candidate["finishReason"]
-            self.ratings = candidate.get("safetyRatings")
+        candidate, at = candidates[0], "candidates[0]"
+        reason = p.get_str(candidate, "finishReason", at)
+        if reason:
+            self.reason = reason
+            self.ratings = p.get_dicts(candidate, "safetyRatings", at)
         new_text = []
-        for wire in (candidate.get("content") or {}).get("parts") or ():
-            part = self._part(wire)
+        content = p.get_dict(candidate, "content", at)
+        for i, wire in enumerate(p.get_dicts(content, "parts", f"{at}.content")):
+            part = self._part(wire, f"{at}.content.parts[{i}]")
             if part is None:
                 continue
             if part.text is not None:
@@ -278,39 +289,36 @@ class _Turn:
 
     def finish(self) -> LlmResponse:
         """The complete answer, or the error that stands in its place."""
+        p = self.payload
         if not self.candidates:
-            raise AdkError(
-                "model",
+            raise p.error(
                 "internal",
                 "empty_response",
                 "Gemini returned no candidates and gave no reason (no promptFeedback.blockReason). "
                 "Try the request again; if it keeps happening, rephrase the prompt.",
-                details={"provider": "gemini"},
             )
         if self.streamed and self.reason is None:
-            raise AdkError(
-                "model",
+            raise p.error(
                 "unavailable",
                 "stream_interrupted",
                 "The Gemini stream ended before its last chunk (no finishReason); the answer is incomplete. "
                 "Run the request again.",
-                details={"provider": "gemini"},
             )
-        has_content = any(p.text or p.function_call or p.is_media() for p in self.parts if not p.thought)
+        has_content = any(part.text or part.function_call or part.is_media() for part in self.parts if not part.thought)
         if not has_content and self.reason in _SAFETY_REASONS:
-            raise _blocked("the answer", self.reason, None, self.ratings)
+            raise _blocked(p, "the answer", self.reason, None, {"safetyRatings": self.ratings}, "candidates[0]")
         if not has_content and self.reason not in (None, "STOP"):
             hint = " Raise max_output_tokens (thinking models spend tokens before they answer)." if (
                 self.reason == "MAX_TOKENS"
             ) else ""
-            raise AdkError(
-                "model",
+            raise p.error(
                 "internal",
                 "empty_response",
                 f"Gemini stopped without an answer (finishReason {self.reason}).{hint}",
-                details={"provider": "gemini", "finish_reason": self.reason},
+                finish_reason=self.reason,
             )
-        return LlmResponse(Content("model", self.parts), finish_reason=self._finish_reason(), usage=self.usage)
+        content = p.final(Content("model", self.parts))
+        return LlmResponse(content, finish_reason=self._finish_reason(), usage=self.usage)
 
     def _finish_reason(self) -> str | None:
         if self.reason is None:
@@ -321,56 +329,49 @@ class _Turn:
             return "safety"
         return _FINISH_REASONS.get(self.reason, self.reason.lower())
 
-    def _part(self, wire: dict[str, Any]) -> Part | None:
-        if "text" in wire:
-            return Part(text=wire["text"], thought=bool(wire.get("thought")),
-                        thought_signature=wire.get("thoughtSignature"))
-        if "functionCall" in wire:
-            call = wire["functionCall"]
-            call_id = call.get("id") or _CLIENT_ID_PREFIX + new_id()
-            return Part(function_call=FunctionCall(call.get("name", ""), call.get("args") or {}, call_id),
-                        thought_signature=wire.get("thoughtSignature"))
-        if "inlineData" in wire:
-            blob = wire["inlineData"]
+    def _part(self, wire: dict[str, Any], at: str) -> Part | None:
+        p = self.payload
+        text = p.get_str(wire, "text", at)
+        if text is not None:
+            return Part(text=text, thought=bool(p.get_bool(wire, "thought", at)),
+                        thought_signature=p.get_str(wire, "thoughtSignature", at))
+        if wire.get("functionCall") is not None:
+            call, where = p.get_dict(wire, "functionCall", at), f"{at}.functionCall"
+            args = p.checked_depth(p.get_dict(call, "args", where), f"{where}.args")
+            call_id = p.get_str(call, "id", where) or _CLIENT_ID_PREFIX + new_id()
+            return Part(function_call=FunctionCall(p.get_str(call, "name", where) or "", args, call_id),
+                        thought_signature=p.get_str(wire, "thoughtSignature", at))
+        if wire.get("inlineData") is not None:
+            blob, where = p.get_dict(wire, "inlineData", at), f"{at}.inlineData"
             try:
-                data = base64.b64decode(blob.get("data", ""), validate=True)
+                data = base64.b64decode(p.get_str(blob, "data", where) or "", validate=True)
             except (binascii.Error, ValueError) as exc:
-                raise _invalid(f"inline data is not base64 ({exc})") from exc
-            return Part(inline_data=Blob(blob.get("mimeType", "application/octet-stream"), data))
-        if "fileData" in wire:
-            ref = wire["fileData"]
-            return Part(file_data=FileData(ref.get("mimeType", ""), ref.get("fileUri", "")))
+                raise p.invalid(f"{where}.data", f"is not base64 ({exc})") from None
+            return Part(inline_data=Blob(p.get_str(blob, "mimeType", where) or "application/octet-stream", data))
+        if wire.get("fileData") is not None:
+            ref, where = p.get_dict(wire, "fileData", at), f"{at}.fileData"
+            return Part(file_data=FileData(p.get_str(ref, "mimeType", where) or "", p.get_str(ref, "fileUri", where) or ""))
         return None  # executableCode, codeExecutionResult, ...: nothing of ours to carry them
 
 
-def _usage(meta: dict[str, Any]) -> Usage:
-    prompt = meta.get("promptTokenCount", 0)
-    output = meta.get("candidatesTokenCount", 0) + meta.get("thoughtsTokenCount", 0)
-    return Usage(prompt, output, meta.get("totalTokenCount") or prompt + output)
+def _usage(p: Payload, meta: dict[str, Any]) -> Usage:
+    """Token counts; a count that is absent or null is 0."""
+    prompt = p.get_int(meta, "promptTokenCount", "usageMetadata") or 0
+    output = (p.get_int(meta, "candidatesTokenCount", "usageMetadata") or 0) + (
+        p.get_int(meta, "thoughtsTokenCount", "usageMetadata") or 0
+    )
+    return Usage(prompt, output, p.get_int(meta, "totalTokenCount", "usageMetadata") or prompt + output)
 
 
-def _loads(data: str) -> Any:
-    try:
-        return parse_json(data)
-    except ValueError:
-        raise _invalid(f"a streamed chunk is not JSON: {data[:200]!r}") from None
-
-
-def _invalid(what: str) -> AdkError:
-    message = f"Gemini sent a malformed answer: {what}."
-    return AdkError("model", "internal", "invalid_response", message, details={"provider": "gemini"})
-
-
-def _blocked(what: str, reason: str, message: str | None, ratings: Any) -> AdkError:
+def _blocked(p: Payload, what: str, reason: str, message: str | None, holder: dict[str, Any], at: str) -> AdkError:
     """A prompt or answer Gemini refused for its content: not retryable, rephrase instead."""
-    flagged = [
-        r.get("category", "?").removeprefix("HARM_CATEGORY_").lower()
-        for r in ratings or ()
-        if isinstance(r, dict) and (r.get("blocked") or r.get("probability") in ("MEDIUM", "HIGH"))
-    ]
+    flagged = []
+    for i, rating in enumerate(p.get_dicts(holder, "safetyRatings", at)):
+        where = f"{at}.safetyRatings[{i}]"
+        if p.get_bool(rating, "blocked", where) or p.get_str(rating, "probability", where) in ("MEDIUM", "HIGH"):
+            flagged.append((p.get_str(rating, "category", where) or "?").removeprefix("HARM_CATEGORY_").lower())
     text = f"Gemini blocked {what} (reason {reason}"
     text += f": {', '.join(flagged)})" if flagged else ")"
     text += f". {message}" if message else "."
     text += " Rephrase the request; retrying the same one will be blocked again."
-    details = {"provider": "gemini", "block_reason": reason, "flagged": flagged}
-    return AdkError("model", "forbidden", "safety_blocked", text, details=details)
+    return p.error("forbidden", "safety_blocked", text, block_reason=reason, flagged=flagged)

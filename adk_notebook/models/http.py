@@ -1,21 +1,33 @@
-"""The one place where model providers talk HTTP: retries, errors, server-sent events.
+"""The one place where model providers talk HTTP: retries, errors, deadlines, server-sent events.
 
 ```
-HttpTransport(provider=, base_url=, headers=, timeout=, retry=, http_client=)
+HttpTransport(provider=, base_url=, headers=, timeout=, idle_timeout=, retry=, http_client=)
     post_json(path, body)          -> dict                                  one JSON answer
     stream_sse(path, body)         -> AsyncIterator[ServerSentEvent]        a streamed answer
     stream_sse_batches(path, body) -> AsyncIterator[list[(event, data)]]    the same, per read
+    payload                        the provider's typed reader of what came back (payload.py)
     aclose()
 ```
 Every failure is an `AdkError(component="model")` whose category follows the HTTP status
 (400/422 invalid_input, 401 unauthorized, 403 forbidden, 404 not_found, 408/504 and timeouts
 timeout, 429 rate_limited, other 5xx and connection errors unavailable) and whose message
 carries the provider's own words. 429, 500/502/503/504 and connection failures are retried
-with exponential backoff honouring `Retry-After`. A stream is retried only before its first
-event; a break after that is `unavailable` / ``stream_interrupted``, never a silent truncation.
+with exponential backoff honouring `Retry-After` (a 5xx whose body cannot even be decoded
+too). A stream is retried only before its first event; a break after that is `unavailable` /
+``stream_interrupted``, never a silent truncation.
 
-Header values (API keys) never appear in a repr, a log line or an error message: they are
-scrubbed from the provider's error text too.
+Time: `timeout` bounds one call as a whole, from connecting to the last event of the answer,
+retries and their waits included (``deadline_exceeded``); `idle_timeout` bounds each wait for
+the network (connect, a read), and a stall before the first event is retried while the call
+has time left. One server-sent event may hold at most `max_event_bytes` (``event_too_large``),
+so a stream without event boundaries cannot grow the decoder's buffer without bound; the
+decoder's work is linear in the bytes received.
+
+Secrets: the credentials the transport was configured with (every header value, the user and
+password of `base_url`, sent as Basic auth and never in the URL) never appear in a repr, a log
+line, an error message or an event. Every text that comes from the provider (each body, each
+event's data) passes through `Secrets.scrub` before anything reads it, and every error made
+here or by the provider's `payload` is scrubbed once more (keys.py).
 
 httpx is imported when the first request is made, so `import adk_notebook` stays fast. An
 `httpx.AsyncClient` is bound to the event loop it first ran on, and a notebook may run agents on
@@ -27,33 +39,42 @@ several loops (a worker thread per run, `asyncio.run` per call); so, unless you 
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import logging
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..core.errors import AdkError, ErrorCategory
+from .keys import Secrets
+from .payload import Payload
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpTransport", "RetryPolicy", "ServerSentEvent", "SseDecoder", "parse_json"]
+__all__ = ["HttpTransport", "RetryPolicy", "ServerSentEvent", "SseDecoder", "SseEventTooLarge"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Statuses worth another attempt: rate limits and transient server trouble.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: The longest `Retry-After` we wait for; a server asking for more gets its error raised at once.
 MAX_RETRY_AFTER = 60.0
+#: The default bound on one call, stream included (long answers from slow models fit in it).
+DEFAULT_TIMEOUT = 600.0
+#: The default bound on one wait for the network: connecting, or the next bytes of an answer.
+DEFAULT_IDLE_TIMEOUT = 60.0
+#: The most bytes one server-sent event may hold (a Gemini answer with images fits well below).
+MAX_EVENT_BYTES = 64 << 20
 _MESSAGE_LIMIT = 500
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 _SECRET_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token"})
 _STATUS_CATEGORY = {
     400: ErrorCategory.INVALID_INPUT,
@@ -100,14 +121,20 @@ class ServerSentEvent:
 
 
 class HttpTransport:
-    """JSON and SSE over HTTP for one provider, with retries and error mapping.
+    """JSON and SSE over HTTP for one provider, with retries, deadlines and error mapping.
 
     Args:
         provider: The provider's name for messages ("openai", "gemini", ...).
-        base_url: Prefix of every request path, e.g. "https://api.openai.com/v1".
-        headers: Sent with every request (API keys go here; they are never shown).
-        timeout: Seconds (or an `httpx.Timeout`) for connect, read, write and pool waits.
+        base_url: Prefix of every request path, e.g. "https://api.openai.com/v1". A user and
+            password in it are sent as Basic auth, never shown. Checked here: one that cannot
+            be used is an AdkError (config, invalid_input, ``invalid_base_url``).
+        headers: Sent with every request (API keys go here; no value is ever shown).
+        timeout: Seconds one call may take in all, from connecting to the last event of the
+            answer, retries included; None for no bound.
+        idle_timeout: Seconds (or an `httpx.Timeout`) for each wait on the network: connect,
+            write, pool, and each read of the answer.
         retry: The retry policy for 429, 5xx and connection failures.
+        max_event_bytes: The most bytes one server-sent event may hold.
         http_client: An `httpx.AsyncClient` to use instead of the transport's own. You own it:
             `aclose()` leaves it open, and it must be used on the event loop it was made for.
     """
@@ -118,16 +145,25 @@ class HttpTransport:
         provider: str,
         base_url: str,
         headers: dict[str, str] | None = None,
-        timeout: float | httpx.Timeout = 60.0,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        idle_timeout: float | httpx.Timeout = DEFAULT_IDLE_TIMEOUT,
         retry: RetryPolicy = RetryPolicy(),
+        max_event_bytes: int = MAX_EVENT_BYTES,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.provider = provider
-        self.base_url = base_url.rstrip("/")
+        self.base_url, userinfo = _checked_base_url(provider, base_url)
         self.retry = retry
         self.timeout = timeout
+        self.idle_timeout = idle_timeout
+        self.max_event_bytes = max_event_bytes
         self._headers = {"user-agent": "adk-notebook", **{k.lower(): v for k, v in (headers or {}).items()}}
-        self._secrets = _secrets_of(self._headers)
+        if userinfo is not None:  # as httpx would send it, but with the URL kept clean for its logs
+            token = base64.b64encode(f"{userinfo[0]}:{userinfo[1]}".encode()).decode("ascii")
+            self._headers["authorization"] = f"Basic {token}"
+        self.secrets = Secrets.of(self._headers, userinfo)
+        self.payload = Payload(provider, self.secrets)
+        self._scrub: Callable[[str], str] | None = self.secrets.scrub if self.secrets else None  # for the decoder
         self._given_client = http_client
         self._clients: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], httpx.AsyncClient, Any]] = {}
         self._lock = threading.Lock()
@@ -138,34 +174,32 @@ class HttpTransport:
     # -- public API ---------------------------------------------------------------------------
 
     async def post_json(self, path: str, body: dict[str, Any], *, params: dict[str, str] | None = None) -> dict[str, Any]:
-        """POST `body` as JSON and return the JSON answer, retrying transient failures."""
+        """POST `body` as JSON and return the JSON answer (an object), retrying transient failures."""
         import httpx
 
+        deadline = self._deadline()
         attempt = 0
         while True:
             client = await self._client()
-            request = client.build_request("POST", self.base_url + path, json=body, params=params, headers=self._headers)
+            request = self._request(client, path, body, params, self._headers)
             try:
-                response = await client.send(request)
+                response = await self._before(deadline, client.send(request, stream=True))
+                try:
+                    if response.status_code < 300:
+                        try:
+                            await self._before(deadline, response.aread())
+                        except httpx.DecodingError as exc:
+                            raise self._undecodable(response, exc) from None
+                        data = self.payload.loads(self.secrets.scrub(response.text), "response body")
+                        return self.payload.object(data, "response body")
+                    content = await self._error_body(response, deadline)
+                finally:
+                    await response.aclose()
             except httpx.TransportError as exc:
                 error, cause = self._transport_error(exc), exc
             else:
-                if response.status_code < 300:
-                    try:
-                        data = response.json()
-                    except ValueError as exc:
-                        raise self._error(
-                            ErrorCategory.INTERNAL,
-                            "invalid_response",
-                            f"{self.provider} answered with something that is not JSON: {self._excerpt(response.text)}",
-                        ) from exc
-                    if not isinstance(data, dict):
-                        raise self._error(
-                            ErrorCategory.INTERNAL, "invalid_response", f"{self.provider} answered with JSON that is not an object."
-                        )
-                    return data
-                error, cause = self._status_error(response.status_code, response.headers, response.content), None
-            attempt = await self._wait_or_raise(error, cause, attempt)
+                error, cause = self._status_error(response.status_code, response.headers, content), None
+            attempt = await self._wait_or_raise(error, cause, attempt, deadline)
 
     async def stream_sse(
         self, path: str, body: dict[str, Any], *, params: dict[str, str] | None = None
@@ -186,26 +220,32 @@ class HttpTransport:
         """`stream_sse` for hot paths: the `(event, data)` pairs of each network read, as one list.
 
         One async step per read instead of one per event (or per line), and tuples instead of
-        objects: what a provider parsing thousands of chunks per answer wants. Same retries
-        and errors as `stream_sse`.
+        objects: what a provider parsing thousands of chunks per answer wants. Same retries,
+        deadline and errors as `stream_sse`.
         """
         import httpx
 
         headers = {**self._headers, "accept": "text/event-stream"}
+        deadline = self._deadline()
         attempt = 0
         while True:
             client = await self._client()
-            request = client.build_request("POST", self.base_url + path, json=body, params=params, headers=headers)
+            request = self._request(client, path, body, params, headers)
             started = False
             try:
-                response = await client.send(request, stream=True)
+                response = await self._before(deadline, client.send(request, stream=True))
                 try:
                     if response.status_code >= 300:
-                        content = await response.aread()
+                        content = await self._error_body(response, deadline)
                         error, cause = self._status_error(response.status_code, response.headers, content), None
                     else:
-                        decoder = SseDecoder()
-                        async for chunk in response.aiter_bytes():
+                        decoder = SseDecoder(self.max_event_bytes, self._scrub)
+                        reads = response.aiter_bytes()
+                        while True:
+                            try:
+                                chunk = await self._before(deadline, anext(reads))
+                            except StopAsyncIteration:
+                                break
                             batch = decoder.feed(chunk)
                             if batch:
                                 started = True
@@ -214,6 +254,10 @@ class HttpTransport:
                         if batch:
                             yield batch
                         return
+                except httpx.DecodingError as exc:
+                    raise self._undecodable(response, exc) from None
+                except SseEventTooLarge as exc:
+                    raise self._too_large(exc) from None
                 finally:
                     await response.aclose()
             except httpx.TransportError as exc:
@@ -221,11 +265,11 @@ class HttpTransport:
                     raise self._error(
                         ErrorCategory.UNAVAILABLE,
                         "stream_interrupted",
-                        f"The {self.provider} stream broke off after it had started ({self._scrub(_describe(exc))}); "
+                        f"The {self.provider} stream broke off after it had started ({_describe(exc)}); "
                         "the answer is incomplete. Run the request again.",
-                    ) from exc
+                    ) from self._shown(exc)
                 error, cause = self._transport_error(exc), exc
-            attempt = await self._wait_or_raise(error, cause, attempt)
+            attempt = await self._wait_or_raise(error, cause, attempt, deadline)
 
     async def aclose(self) -> None:
         """Close the clients this transport made (never a client passed in as `http_client`)."""
@@ -251,7 +295,22 @@ class HttpTransport:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # -- clients per event loop ---------------------------------------------------------------
+    # -- requests and clients -----------------------------------------------------------------
+
+    def _request(
+        self, client: httpx.AsyncClient, path: str, body: dict[str, Any], params: dict[str, str] | None,
+        headers: dict[str, str],
+    ) -> httpx.Request:
+        import httpx
+
+        try:
+            return client.build_request("POST", self.base_url + path, json=body, params=params, headers=headers)
+        except httpx.InvalidURL as exc:  # the base_url was checked: what is left is the path (a model name)
+            raise self._error(
+                ErrorCategory.INVALID_INPUT, "invalid_url",
+                f"{self.provider}: the request URL for {path!r} cannot be built ({exc}); check the model name.",
+                details={"provider": self.provider, "retryable": False, "field": "model"},
+            ) from None
 
     async def _client(self) -> httpx.AsyncClient:
         """This event loop's client: httpx connections cannot move from one loop to another."""
@@ -263,8 +322,8 @@ class HttpTransport:
             return entry[1]
         import httpx
 
-        timeout = self.timeout if isinstance(self.timeout, httpx.Timeout) else httpx.Timeout(self.timeout)
-        client = httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
+        idle = self.idle_timeout if isinstance(self.idle_timeout, httpx.Timeout) else httpx.Timeout(self.idle_timeout)
+        client = httpx.AsyncClient(timeout=idle, verify=_ssl_context())
         # The keeper is an async generator parked inside try/finally: when `asyncio.run` ends
         # the loop, its shutdown_asyncgens() closes the keeper, which closes the client while
         # the loop can still close sockets (no leaked connections, no ResourceWarning).
@@ -279,19 +338,51 @@ class HttpTransport:
             self._clients[id(loop)] = (weakref.ref(loop), client, keeper)
         return client
 
+    # -- the deadline -------------------------------------------------------------------------
+
+    def _deadline(self) -> float | None:
+        """When this call must be over, on the running loop's clock (None: no bound)."""
+        return None if self.timeout is None else asyncio.get_running_loop().time() + self.timeout
+
+    async def _before(self, deadline: float | None, step: Awaitable[T]) -> T:
+        """Await one network step (connect and send, one read), cut off at the call's deadline.
+
+        The bound covers only this await, never a `yield` of the stream around it: a timeout
+        across a yield would cancel whatever the consumer awaits at that moment.
+        """
+        if deadline is None:
+            return await step
+        limit = asyncio.timeout_at(deadline)
+        try:
+            async with limit:
+                return await step
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            raise self._error(
+                ErrorCategory.TIMEOUT,
+                "deadline_exceeded",
+                f"{self.provider} did not finish its answer within timeout={self.timeout:g} s (the bound on one "
+                "call: connecting, sending and reading the answer to its last event, retries included). "
+                "For long answers pass a larger timeout= to the model; otherwise check the server.",
+                details={"provider": self.provider, "retryable": False},
+            ) from None
+
     # -- retries ------------------------------------------------------------------------------
 
-    async def _wait_or_raise(self, error: AdkError, cause: BaseException | None, attempt: int) -> int:
+    async def _wait_or_raise(self, error: AdkError, cause: BaseException | None, attempt: int, deadline: float | None) -> int:
         """Sleep before the next attempt and return its number, or raise `error` if none is due."""
         retryable = error.details.get("retryable", False)
         if not retryable or attempt >= self.retry.max_retries:
-            raise error from cause
+            raise error from self._shown(cause)
         if error.retry_after is not None:
             if error.retry_after > MAX_RETRY_AFTER:
-                raise error from cause
+                raise error from self._shown(cause)
             delay = error.retry_after
         else:
             delay = self.retry.backoff(attempt)
+        if deadline is not None and asyncio.get_running_loop().time() + delay >= deadline:
+            raise error from self._shown(cause)  # the next attempt could not finish in time
         logger.info("%s: %s; retry %d of %d in %.2f s", self.provider, error.message, attempt + 1, self.retry.max_retries, delay)
         await asyncio.sleep(delay)
         return attempt + 1
@@ -299,7 +390,13 @@ class HttpTransport:
     # -- errors -------------------------------------------------------------------------------
 
     def _error(self, category: ErrorCategory, code: str, message: str, **kwargs: Any) -> AdkError:
-        return AdkError("model", category, code, self._scrub(message), **kwargs)
+        return self.secrets.error(AdkError("model", category, code, message, **kwargs))
+
+    def _shown(self, cause: BaseException | None) -> BaseException | None:
+        """`cause`, to chain to an error, unless its text (printed in tracebacks) shows a secret."""
+        if cause is None:
+            return None
+        return cause if self.secrets.scrub(str(cause)) == str(cause) else None
 
     def _status_error(self, status: int, headers: httpx.Headers, content: bytes) -> AdkError:
         category = _STATUS_CATEGORY.get(status) or (ErrorCategory.UNAVAILABLE if status >= 500 else ErrorCategory.INVALID_INPUT)
@@ -316,6 +413,29 @@ class HttpTransport:
         details: dict[str, Any] = {"provider": self.provider, "status": status, "retryable": status in RETRY_STATUSES}
         return self._error(category, f"http_{status}", message, retry_after=retry_after, details=details)
 
+    async def _error_body(self, response: httpx.Response, deadline: float | None) -> bytes:
+        """The body of an error answer, for its message: a body that cannot be decoded says so."""
+        import httpx
+
+        try:
+            return await self._before(deadline, response.aread())
+        except httpx.DecodingError:
+            encoding = response.headers.get("content-encoding", "")
+            return f"(a body that cannot be decoded as its Content-Encoding {encoding!r} says)".encode()
+
+    def _undecodable(self, response: httpx.Response, exc: Exception) -> AdkError:
+        encoding = response.headers.get("content-encoding", "")
+        return self.payload.invalid("Content-Encoding", f"says {encoding!r}, but the body cannot be decoded so ({exc})")
+
+    def _too_large(self, exc: SseEventTooLarge) -> AdkError:
+        return self.payload.error(
+            ErrorCategory.INTERNAL,
+            "event_too_large",
+            f"{self.provider} sent one server-sent event of more than {exc.limit / (1 << 20):g} MiB "
+            "(or bytes that never end an event); the stream was stopped there. Check the server.",
+            limit=exc.limit,
+        )
+
     def _transport_error(self, exc: httpx.TransportError) -> AdkError:
         import httpx
 
@@ -330,14 +450,8 @@ class HttpTransport:
         return self._error(category, code, message, details={"provider": self.provider, "retryable": retryable})
 
     def _excerpt(self, text: str) -> str:
-        text = self._scrub(text.strip())
+        text = text.strip()
         return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
-
-    def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
-        return text
 
 
 async def _keep_open(client: httpx.AsyncClient) -> AsyncIterator[None]:
@@ -360,18 +474,34 @@ def _ssl_context() -> Any:
     return _SSL_CONTEXT
 
 
-def _secrets_of(headers: dict[str, str]) -> tuple[str, ...]:
-    """The header values that must never be shown: whole values and the token after "Bearer "."""
-    found: set[str] = set()
-    for name, value in headers.items():
-        if name in _SECRET_HEADERS or "key" in name or "token" in name or "secret" in name:
-            value = value.strip()
-            if len(value) >= 4:
-                found.add(value)
-            scheme, _, token = value.partition(" ")
-            if token and len(token.strip()) >= 4:
-                found.add(token.strip())
-    return tuple(sorted(found, key=len, reverse=True))
+def _checked_base_url(provider: str, url: str) -> tuple[str, tuple[str, str] | None]:
+    """`url` without a trailing slash and without its user:password (returned apart), once it is
+    known to be one httpx can send to; else the error that says what is wrong with it."""
+    problem = ""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = "it must start with http:// or https://"
+        elif not parts.hostname:
+            problem = "it names no host"
+        elif any(c.isspace() or not c.isprintable() for c in parts.netloc):
+            problem = "its host contains spaces or control characters"
+    if problem:
+        raise AdkError(
+            "config", "invalid_input", "invalid_base_url",
+            f"{provider}: base_url {_redact_url(url)!r} cannot be used: {problem}. Pass the API root, "
+            "e.g. 'https://api.openai.com/v1' or 'http://localhost:11434/v1'.",
+            details={"provider": provider, "field": "base_url"},
+        )  # fmt: skip
+    userinfo = None
+    if parts.username is not None or parts.password is not None:
+        userinfo = (unquote(parts.username or ""), unquote(parts.password or ""))
+    clean = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, parts.fragment))
+    return clean.rstrip("/"), userinfo
 
 
 def _redact_url(url: str) -> str:
@@ -440,6 +570,14 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class SseEventTooLarge(ValueError):
+    """One server-sent event grew past the decoder's `max_event_bytes`."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"one server-sent event holds more than {limit} bytes")
+        self.limit = limit
+
+
 class SseDecoder:
     """Server-sent events from bytes, per the WHATWG HTML spec ("Parsing an event stream").
 
@@ -450,14 +588,23 @@ class SseDecoder:
     dispatched (the body's framing was complete, so its data is too); the spec would drop
     it, which would hide an answer. Blocks are decoded as UTF-8 only once complete, so a
     character split across reads is never mangled.
+
+    Linear in the bytes fed: the reads of an unfinished event are kept as a list and joined
+    once, when the event ends, and only the newest read is searched for the end. An event
+    longer than `max_event_bytes` raises `SseEventTooLarge` as soon as it passes the limit.
+    `scrub`, when given, rewrites the text of each completed block before it is split into
+    events (the transport hides secrets there).
     """
 
-    __slots__ = ("_buffer", "_cr", "_first")
+    __slots__ = ("_cr", "_first", "_limit", "_pending", "_scrub", "_size")
 
-    def __init__(self) -> None:
-        self._buffer = b""
+    def __init__(self, max_event_bytes: int | None = None, scrub: Callable[[str], str] | None = None) -> None:
+        self._pending: list[bytes] = []  # the reads of the event not yet complete
+        self._size = 0
         self._cr = False  # the last read ended in CR: it ends a line whether or not LF follows
         self._first = True
+        self._limit = max_event_bytes
+        self._scrub = scrub
 
     def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
         if self._cr:
@@ -468,47 +615,49 @@ class SseDecoder:
                 chunk = chunk[:-1]
                 self._cr = True
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buffer = self._buffer + chunk if self._buffer else chunk
-        complete, sep, rest = buffer.rpartition(b"\n\n")
-        if not sep:
-            self._buffer = buffer
+        pending = self._pending
+        cut = chunk.rfind(b"\n\n")
+        if cut >= 0:  # the last event boundary is in this read
+            complete = b"".join((*pending, chunk[:cut])) if pending else chunk[:cut]
+            rest = chunk[cut + 2 :]
+        elif pending and chunk[:1] == b"\n" and pending[-1].endswith(b"\n"):  # ...or where it meets the last one
+            complete = b"".join(pending)[:-1]
+            rest = chunk[1:]
+        else:
+            if chunk:
+                pending.append(chunk)
+                self._size += len(chunk)
+                if self._limit is not None and self._size > self._limit:
+                    raise SseEventTooLarge(self._limit)
             return []
-        self._buffer = rest
+        self._pending = [rest] if rest else []
+        self._size = len(rest)
+        limit = self._limit
+        if limit is not None and (self._size > limit or (
+            len(complete) > limit and any(len(block) > limit for block in complete.split(b"\n\n"))
+        )):
+            raise SseEventTooLarge(limit)
         return self._events(complete.decode("utf-8", "replace"))
 
     def close(self) -> list[tuple[str | None, str]]:
         """The events left when the stream ends."""
-        buffer, self._buffer, self._cr = self._buffer, b"", False
+        buffer = b"".join(self._pending)
+        self._pending, self._size, self._cr = [], 0, False
         return self._events(buffer.decode("utf-8", "replace")) if buffer.strip() else []
 
     def _events(self, text: str) -> list[tuple[str | None, str]]:
         if self._first:
             self._first = False
-            if text.startswith("\ufeff"):
-                text = text[1:]
+            text = text.removeprefix("\ufeff")
+        if self._scrub is not None:
+            text = self._scrub(text)
         out: list[tuple[str | None, str]] = []
-        for block in text.split("\n\n"):
+        for block in text.split("\n\n") if "\n\n" in text else (text,):  # one big event: no copy to split
             if block.startswith("data: ") and "\n" not in block:  # the common case: one data line
                 out.append((None, block[6:]))
             elif block:
                 _parse_block(block, out)
         return out
-
-
-_raw_decode = json.JSONDecoder().raw_decode
-
-
-def parse_json(text: str) -> Any:
-    """`json.loads`, in one decoder call for the usual stream chunk (no surrounding whitespace).
-
-    Anything else (whitespace, trailing junk, invalid JSON) goes to `json.loads`, so results
-    and errors are exactly its own.
-    """
-    try:
-        value, end = _raw_decode(text)
-    except ValueError:
-        return json.loads(text)
-    return value if end == len(text) else json.loads(text)
 
 
 def _parse_block(block: str, out: list[tuple[str | None, str]]) -> None:

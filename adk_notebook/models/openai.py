@@ -33,9 +33,17 @@ from typing import TYPE_CHECKING, Any
 from ..core.content import Content, FunctionCall, Part, malformed_call
 from ..core.errors import AdkError
 from ..core.events import Usage
+from ..core.json_text import parse_json
 from .base import Llm, LlmRequest, LlmResponse
-from .http import HttpTransport, RetryPolicy, _redact_url, parse_json
+from .http import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    HttpTransport,
+    RetryPolicy,
+    _redact_url,
+)
 from .keys import OPENAI_KEYS, api_key_from_env, missing_api_key
+from .payload import Payload, excerpt
 
 if TYPE_CHECKING:
     import httpx
@@ -63,7 +71,10 @@ class OpenAIModel(Llm):
         provider_name: Shown in messages; "openai" also selects `max_completion_tokens`.
         extra_headers: Sent with every request (e.g. OpenRouter's "HTTP-Referer").
         retry: How 429/5xx/connection failures are retried.
-        timeout: Seconds for connect, read and write waits.
+        timeout: Seconds one call may take in all: connecting, sending, and reading the answer
+            to its last streamed event, retries included (``deadline_exceeded`` past it).
+        idle_timeout: Seconds to wait for the connection or for the next bytes of the answer;
+            a stall before the answer starts is retried while `timeout` leaves time.
 
     Example:
         model = OpenAIModel("llama3.2", base_url="http://localhost:11434/v1", provider_name="ollama")
@@ -79,7 +90,8 @@ class OpenAIModel(Llm):
         provider_name: str = "openai",
         extra_headers: dict[str, str] | None = None,
         retry: RetryPolicy = RetryPolicy(),
-        timeout: float | httpx.Timeout = 60.0,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self.name = model
         self.model = model
@@ -96,7 +108,8 @@ class OpenAIModel(Llm):
         self.base_url = base_url.rstrip("/")
         # The real OpenAI API always wants a key; say so before the first request, not after a 401.
         self._missing_key = api_key is None and self.base_url == OPENAI_BASE_URL
-        self._transport_options = {"extra_headers": extra_headers, "timeout": timeout, "retry": retry, "http_client": http_client}
+        self._transport_options = {"extra_headers": extra_headers, "timeout": timeout, "idle_timeout": idle_timeout,
+                                   "retry": retry, "http_client": http_client}
         self._transport = self._make_transport(api_key)
 
     def _make_transport(self, api_key: str | None) -> HttpTransport:
@@ -109,6 +122,7 @@ class OpenAIModel(Llm):
             base_url=self.base_url,
             headers=headers,
             timeout=options["timeout"],
+            idle_timeout=options["idle_timeout"],
             retry=options["retry"],
             http_client=options["http_client"],
         )
@@ -200,118 +214,146 @@ class OpenAIModel(Llm):
     # -- response -----------------------------------------------------------------------------
 
     def _parse_completion(self, data: dict[str, Any]) -> LlmResponse:
-        if "error" in data:
+        p = self._transport.payload
+        if data.get("error") is not None:
             raise self._stream_error(data["error"])
-        choices = data.get("choices") or []
+        choices = p.get_dicts(data, "choices")
         if not choices:
             raise self._no_choices()
-        choice = choices[0]
-        message = choice.get("message") or {}
-        finish = choice.get("finish_reason")
+        finish = p.get_str(choices[0], "finish_reason", "choices[0]")
+        at = "choices[0].message"
+        message = p.get_dict(choices[0], "message", "choices[0]")
         parts: list[Part] = []
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
+        reasoning = p.get_str(message, "reasoning_content", at) or p.get_str(message, "reasoning", at)
+        if reasoning:
             parts.append(Part(text=reasoning, thought=True))
-        text = message.get("content")
-        if isinstance(text, list):  # some servers answer with content parts
-            text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+        text: str | None
+        if type(message.get("content")) is list:  # some servers answer with content parts
+            items = p.get_dicts(message, "content", at)
+            text = "".join(p.get_str(item, "text", f"{at}.content[{i}]") or "" for i, item in enumerate(items))
+        else:
+            text = p.get_str(message, "content", at)
         if text:
             parts.append(Part(text=text))
-        if message.get("refusal"):
-            parts.append(Part(text=message["refusal"]))
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            parts.append(Part(function_call=self._function_call(call.get("id"), function.get("name") or "", function.get("arguments"), finish)))
-        return LlmResponse(Content("model", parts), finish_reason=_FINISH.get(finish, finish), usage=_usage(data.get("usage")))
+        refusal = p.get_str(message, "refusal", at)
+        if refusal:
+            parts.append(Part(text=refusal))
+        for i, call in enumerate(p.get_dicts(message, "tool_calls", at)):
+            where = f"{at}.tool_calls[{i}]"
+            function = p.get_dict(call, "function", where)
+            call_id, name = p.get_str(call, "id", where), p.get_str(function, "name", f"{where}.function") or ""
+            arguments = _arguments(p, function, f"{where}.function")
+            parts.append(Part(function_call=self._function_call(call_id, name, arguments, finish, f"{where}.function.arguments")))
+        content = p.final(Content("model", parts))
+        return LlmResponse(content, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, p.get_dict(data, "usage")))
 
     async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
-        """The per-chunk path: one JSON decode, a few dict lookups, one small response per text delta."""
+        """The per-chunk path: one JSON decode, a few dict lookups, one small response per text delta.
+
+        Its fields are read without a `Payload` getter per field, which would cost more than
+        the rest of the chunk's work. A container of the wrong type fails the lookup itself
+        (no `.get`, no `[0]`), and `_diagnose` then reads that chunk again with the getters to
+        name the field; a value that would pass silently (a text, a finish reason; a falsy
+        container) is tested where it is read, the falsy ones only on their rare branch.
+        """
+        p = self._transport.payload
         texts: list[str] = []
         thoughts: list[str] = []
-        calls: list[list[Any]] = []  # [id, name, [argument pieces]]
+        calls: list[list[Any]] = []  # [id, name, [argument pieces], field]
         slot_of: dict[int, int] = {}  # the delta's index -> position in `calls`
         finish: str | None = None
         usage: dict[str, Any] | None = None
         done = answered = False
         loads, response, content, part = parse_json, LlmResponse, Content, Part  # locals: the loop runs per chunk
         batches = self._transport.stream_sse_batches("/chat/completions", body)
+        chunk: Any = None
         try:
             async for batch in batches:
-                for _, data in batch:
-                    if data == "[DONE]":
-                        done = True
-                        continue
-                    try:
-                        chunk = loads(data)
-                    except ValueError as exc:
-                        raise AdkError.model(
-                            f"{self.provider_name} sent a stream chunk that is not valid JSON ({exc}): {data[:200]!r}. "
-                            "Is base_url an OpenAI-compatible server?",
-                            code="malformed_stream",
-                        ) from None
-                    if type(chunk) is not dict:
-                        continue
-                    choices = chunk.get("choices")
-                    if choices:
-                        answered = True
-                        choice = choices[0]
-                        delta = choice.get("delta")
-                        if delta:
-                            text = delta.get("content")
-                            if text:
-                                texts.append(text)
-                                yield response(content("model", [part(text)]), True, False)
-                            if len(delta) > 1 or text is None:  # rarer fields: reasoning, refusal, tool calls
-                                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                                if reasoning and isinstance(reasoning, str):
-                                    thoughts.append(reasoning)
-                                    yield LlmResponse(Content("model", [Part(reasoning, thought=True)]), True, False)
-                                if delta.get("refusal"):
-                                    texts.append(delta["refusal"])
-                                tool_calls = delta.get("tool_calls")
-                                if tool_calls:
-                                    _add_tool_deltas(tool_calls, calls, slot_of)
-                        reason = choice.get("finish_reason")
-                        if reason:
-                            finish = reason
-                    elif "error" in chunk:
-                        raise self._stream_error(chunk["error"])
-                    if "usage" in chunk and chunk["usage"]:
-                        usage = chunk["usage"]
+                try:
+                    for _, data in batch:
+                        if data == "[DONE]":
+                            done = True
+                            continue
+                        try:
+                            chunk = loads(data)
+                        except ValueError as exc:
+                            raise p.invalid("stream chunk", f"is not JSON ({exc}): {excerpt(data)}") from None
+                        if type(chunk) is not dict:
+                            raise p.wrong("stream chunk", chunk, dict)
+                        choices = chunk.get("choices")
+                        if choices:
+                            answered = True
+                            choice = choices[0]
+                            delta = choice.get("delta")
+                            if delta:
+                                text = delta.get("content")
+                                if text:
+                                    if type(text) is not str:
+                                        raise p.wrong("choices[0].delta.content", text, str)
+                                    texts.append(text)
+                                    yield response(content("model", [part(text)]), True, False)
+                                elif text is not None and type(text) is not str:
+                                    raise p.wrong("choices[0].delta.content", text, str)
+                                if len(delta) > 1 or text is None:  # rarer fields: reasoning, refusal, tool calls
+                                    reasoning = _delta_extras(p, delta, texts, calls, slot_of)
+                                    if reasoning:
+                                        thoughts.append(reasoning)
+                                        yield LlmResponse(Content("model", [Part(reasoning, thought=True)]), True, False)
+                            elif delta is not None and type(delta) is not dict:
+                                raise p.wrong("choices[0].delta", delta, dict)
+                            reason = choice.get("finish_reason")
+                            if reason:
+                                if type(reason) is not str:
+                                    raise p.wrong("choices[0].finish_reason", reason, str)
+                                finish = reason
+                            elif reason is not None and type(reason) is not str:
+                                raise p.wrong("choices[0].finish_reason", reason, str)
+                        elif choices is not None and type(choices) is not list:
+                            raise p.wrong("choices", choices, list)
+                        elif chunk.get("error") is not None:
+                            raise self._stream_error(chunk["error"])
+                        if "usage" in chunk:
+                            chunk_usage = chunk["usage"]
+                            if chunk_usage is not None and type(chunk_usage) is not dict:
+                                raise p.wrong("usage", chunk_usage, dict)
+                            usage = chunk_usage or usage
+                except (AttributeError, KeyError, IndexError, TypeError):
+                    _diagnose(p, chunk)
+                    raise  # not the payload's fault: a bug of ours, shown as one
         finally:
             await batches.aclose()
         if done and not answered:  # [DONE] after chunks with no choices: no answer at all
             raise self._no_choices()
         if not done and finish is None:
-            raise AdkError.model(
-                f"The {self.provider_name} stream ended before the answer was complete (no finish reason, no [DONE]). "
-                "Run the request again.",
-                code="stream_interrupted",
-                category="unavailable",
-            )
+            raise p.error("unavailable", "stream_interrupted",
+                          f"The {self.provider_name} stream ended before the answer was complete (no finish reason, "
+                          "no [DONE]). Run the request again.")
         parts: list[Part] = []
         if thoughts:
             parts.append(Part(text="".join(thoughts), thought=True))
         if texts:
             parts.append(Part(text="".join(texts)))
-        for call_id, name, pieces in calls:
-            parts.append(Part(function_call=self._function_call(call_id, name, "".join(pieces), finish)))
-        yield LlmResponse(Content("model", parts), finish_reason=_FINISH.get(finish, finish), usage=_usage(usage))
+        for call_id, name, pieces, where in calls:
+            parts.append(Part(function_call=self._function_call(call_id, name, "".join(pieces), finish, where)))
+        answer = p.final(Content("model", parts))
+        yield LlmResponse(answer, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, usage or {}))
 
-    def _function_call(self, call_id: str | None, name: str, arguments: Any, finish: str | None) -> FunctionCall:
+    def _function_call(self, call_id: str | None, name: str, arguments: str | dict[str, Any] | None,
+                       finish: str | None, field: str) -> FunctionCall:
+        p = self._transport.payload
         if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
-            return FunctionCall(name, arguments, call_id)
+            return FunctionCall(name, p.checked_depth(arguments, field), call_id)
         if not arguments or not arguments.strip():
             return FunctionCall(name, {}, call_id)
         try:
-            args = parse_json(arguments)
+            args = p.arguments(arguments, field)
         except ValueError as exc:
             if finish == "length":
-                raise AdkError.model(
+                raise p.error(
+                    "invalid_input",
+                    "truncated_tool_call",
                     f"The answer was cut off by the token limit in the middle of the arguments of tool {name!r}. "
                     "Raise max_output_tokens (GenerateContentConfig) or ask for a shorter answer.",
-                    code="truncated_tool_call",
-                    category="invalid_input",
                 ) from None
             problem = f"not valid JSON ({exc})"
         else:
@@ -321,48 +363,76 @@ class OpenAIModel(Llm):
         return malformed_call(name, arguments, problem, call_id)
 
     def _no_choices(self) -> AdkError:
-        return AdkError.model(f"{self.provider_name} answered without choices.", code="no_choices", category="unavailable")
+        return self._transport.payload.error("unavailable", "no_choices", f"{self.provider_name} answered without choices.")
 
     def _stream_error(self, error: Any) -> AdkError:
         """An error the server reported inside a 200 answer (OpenRouter does this mid-stream)."""
-        if not isinstance(error, dict):
-            error = {"message": str(error)}
+        p = self._transport.payload
+        if type(error) is str:
+            error = {"message": error}
+        error = p.object(error, "error")
         code = error.get("code")
-        category = _ERROR_CATEGORY.get(code, "unavailable") if isinstance(code, int) else "unavailable"
-        message = str(error.get("message") or error)[:500]
-        return AdkError("model", category, "provider_error", f"{self.provider_name} reported an error: {message}",
-                        details={"provider": self.provider_name})
+        category = _ERROR_CATEGORY.get(code, "unavailable") if type(code) is int else "unavailable"
+        message = (p.get_str(error, "message", "error") or "no message")[:500]
+        return p.error(category, "provider_error", f"{self.provider_name} reported an error: {message}")
 
 
-def _add_tool_deltas(deltas: list[dict[str, Any]], calls: list[list[Any]], slot_of: dict[int, int]) -> None:
-    for delta in deltas:
-        index = delta.get("index", 0)
-        call_id = delta.get("id")
-        slot = slot_of.get(index)
-        # A new id at a known index opens a new call (Ollama numbers parallel calls all 0).
-        if slot is None or (call_id and calls[slot][0] and call_id != calls[slot][0]):
-            slot = len(calls)
-            slot_of[index] = slot
-            calls.append([call_id, "", []])
-        entry = calls[slot]
-        if call_id and not entry[0]:
-            entry[0] = call_id
-        function = delta.get("function")
-        if function:
-            name = function.get("name")
-            if name:
-                entry[1] = name if not entry[1] or entry[1] == name else entry[1] + name
-            arguments = function.get("arguments")
-            if arguments:
-                entry[2].append(arguments if isinstance(arguments, str) else json.dumps(arguments))
+def _diagnose(p: Payload, chunk: Any) -> None:
+    """Raise the error naming the field of `chunk` that the fast path of `_stream` could not read."""
+    choices = p.get_list(p.object(chunk, "stream chunk"), "choices")
+    if choices:
+        choice = p.object(choices[0], "choices[0]")
+        p.get_dict(choice, "delta", "choices[0]")
 
 
-def _usage(data: dict[str, Any] | None) -> Usage | None:
+def _arguments(p: Payload, function: dict[str, Any], at: str) -> str | dict[str, Any] | None:
+    """A call's `arguments`: JSON text, or the object some servers send instead."""
+    value = function.get("arguments")
+    if value is None or type(value) is str or type(value) is dict:
+        return value
+    raise p.wrong(f"{at}.arguments", value, str)
+
+
+def _delta_extras(p: Payload, delta: dict[str, Any], texts: list[str], calls: list[list[Any]],
+                  slot_of: dict[int, int]) -> str | None:
+    """The rarer fields of a delta: a refusal (joins the text), tool-call pieces; returns the reasoning text."""
+    at = "choices[0].delta"
+    refusal = p.get_str(delta, "refusal", at)
+    if refusal:
+        texts.append(refusal)
+    for i, tool_delta in enumerate(p.get_dicts(delta, "tool_calls", at)):
+        _add_tool_delta(p, tool_delta, f"{at}.tool_calls[{i}]", calls, slot_of)
+    return p.get_str(delta, "reasoning_content", at) or p.get_str(delta, "reasoning", at)
+
+
+def _add_tool_delta(p: Payload, delta: dict[str, Any], at: str, calls: list[list[Any]], slot_of: dict[int, int]) -> None:
+    index = p.get_int(delta, "index", at) or 0
+    call_id = p.get_str(delta, "id", at)
+    slot = slot_of.get(index)
+    # A new id at a known index opens a new call (Ollama numbers parallel calls all 0).
+    if slot is None or (call_id and calls[slot][0] and call_id != calls[slot][0]):
+        slot = len(calls)
+        slot_of[index] = slot
+        calls.append([call_id, "", [], f"{at}.function.arguments"])
+    entry = calls[slot]
+    if call_id and not entry[0]:
+        entry[0] = call_id
+    function = p.get_dict(delta, "function", at)
+    if function:
+        name = p.get_str(function, "name", f"{at}.function")
+        if name:
+            entry[1] = name if not entry[1] or entry[1] == name else entry[1] + name
+        arguments = _arguments(p, function, f"{at}.function")
+        if arguments:
+            entry[2].append(arguments if isinstance(arguments, str) else json.dumps(p.checked_depth(arguments, entry[3])))
+
+
+def _usage(p: Payload, data: dict[str, Any]) -> Usage | None:
     if not data:
         return None
-    prompt = data.get("prompt_tokens") or 0
-    completion = data.get("completion_tokens") or 0
-    return Usage(prompt, completion, data.get("total_tokens") or prompt + completion)
+    prompt = p.get_int(data, "prompt_tokens", "usage") or 0
+    completion = p.get_int(data, "completion_tokens", "usage") or 0
+    return Usage(prompt, completion, p.get_int(data, "total_tokens", "usage") or prompt + completion)
 
 
 def _mentions_json(messages: list[dict[str, Any]]) -> bool:

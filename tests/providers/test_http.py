@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from loopback import LoopbackServer, Reply, sse
 
 from adk_notebook import AdkError
-from adk_notebook.models.http import HttpTransport, RetryPolicy, ServerSentEvent, parse_json
+from adk_notebook.core.json_text import parse_json
+from adk_notebook.models.http import HttpTransport, RetryPolicy, ServerSentEvent
 
 KEY = "sk-" + "test-SECRET-0123456789"
 FAST = RetryPolicy(max_retries=3, initial_delay=0.01, max_delay=0.05)
@@ -252,7 +253,7 @@ async def test_stream_read_timeout_before_first_event_is_retried() -> None:
     slow = Reply(200, [": waiting\n\n", "data: late\n\n"], headers=SSE_HEADERS, chunk_delay=1.0)
     fast = Reply(200, sse("on time"), headers=SSE_HEADERS)
     with LoopbackServer([slow, fast]) as server:
-        t = transport(server.url, timeout=0.3)
+        t = transport(server.url, idle_timeout=0.3)
         events = await collect(t)
         await t.aclose()
     assert [e.data for e in events] == ["on time"] and len(server.requests) == 2
@@ -261,11 +262,11 @@ async def test_stream_read_timeout_before_first_event_is_retried() -> None:
 async def test_stream_read_timeout_exhausted_is_a_timeout() -> None:
     slow = Reply(200, [": waiting\n\n", "data: late\n\n"], headers=SSE_HEADERS, chunk_delay=1.0)
     with LoopbackServer([slow, slow]) as server:
-        t = transport(server.url, timeout=0.2, retry=RetryPolicy(max_retries=1, initial_delay=0.01))
+        t = transport(server.url, idle_timeout=0.2, retry=RetryPolicy(max_retries=1, initial_delay=0.01))
         with pytest.raises(AdkError) as info:
             await collect(t)
         await t.aclose()
-    assert info.value.category == "timeout" and len(server.requests) == 2
+    assert (info.value.category, info.value.code) == ("timeout", "timeout") and len(server.requests) == 2
 
 
 async def test_stream_status_error_uses_the_body() -> None:
@@ -351,6 +352,40 @@ def test_sse_decoder_is_independent_of_how_the_bytes_are_cut(size: int) -> None:
         events += decoder.feed(raw[i : i + size])
     events += decoder.close()
     assert events == [(None, "héllo 🌍"), (None, "a\nb"), ("e", '{"x": 1}'), (None, "end")]
+
+
+def test_one_big_event_in_small_reads_is_decoded_in_linear_time() -> None:
+    """16 MB of one event in 4 KB reads: joined once at its end, not re-copied and re-searched per read.
+
+    Quadratic decoding took minutes here; linear takes a fraction of a second, so the bound is generous.
+    """
+    from adk_notebook.models.http import SseDecoder
+
+    payload = b"x" * (16 << 20)
+    raw = b"event: big\ndata: " + payload + b"\n\ndata: next\n\n"
+    decoder = SseDecoder()
+    events = []
+    started = time.perf_counter()
+    for i in range(0, len(raw), 4096):
+        events += decoder.feed(raw[i : i + 4096])
+    took = time.perf_counter() - started
+    assert [(name, len(data)) for name, data in events] == [("big", len(payload)), (None, 4)]
+    assert took < 5.0, f"{took:.1f} s for one 16 MB event"
+
+
+def test_an_event_past_the_cap_is_refused_however_it_arrives() -> None:
+    from adk_notebook.models.http import SseDecoder, SseEventTooLarge
+
+    big = b"data: " + b"y" * 2000 + b"\n\n"
+    for size in (1, 100, 4096):  # in pieces that never contain its end...
+        decoder = SseDecoder(max_event_bytes=1000)
+        with pytest.raises(SseEventTooLarge):
+            for i in range(0, len(big), size):
+                decoder.feed(big[i : i + size])
+    with pytest.raises(SseEventTooLarge):  # ...or in one read with its end
+        SseDecoder(max_event_bytes=1000).feed(b"data: ok\n\n" + big)
+    decoder = SseDecoder(max_event_bytes=1000)  # events under the cap pass, however many
+    assert len(decoder.feed(b"data: ok\n\n" * 500)) == 500
 
 
 # -- parse_json: the stream chunk decoder ----------------------------------------------------------

@@ -409,8 +409,8 @@ async def test_malformed_stream_line() -> None:
     with LoopbackServer([Reply(200, body, headers=SSE)]) as server:
         with pytest.raises(AdkError) as info:
             await responses(model_for(server), ask(), stream=True)
-    assert info.value.code == "malformed_stream" and "not valid JSON" in info.value.message
-    assert "{not json" in info.value.message
+    assert info.value.code == "invalid_response" and "`stream chunk` is not JSON" in info.value.message
+    assert "{not json" in info.value.message and info.value.details == {"provider": "openai", "field": "stream chunk"}
 
 
 async def test_error_inside_a_stream() -> None:

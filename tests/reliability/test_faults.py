@@ -31,7 +31,7 @@ from adk_notebook.models.http import RetryPolicy
 from adk_notebook.models.openai import OpenAIModel
 
 RETRY = RetryPolicy(max_retries=3, initial_delay=0.001, max_delay=0.01)
-TIMEOUT = 0.25  # the model's read timeout in the stall case
+IDLE = 0.25  # the model's idle limit (one read) in the stall cases
 SSE_HEADERS = {"Content-Type": "text/event-stream"}
 QUESTION = "Weather in Tokyo?"
 ANSWER = ["It is ", "sunny ", "in Tokyo."]
@@ -55,8 +55,8 @@ class OpenAIWire:
     name = "openai"
 
     @staticmethod
-    def model(url: str, timeout: float = 60.0) -> OpenAIModel:
-        return OpenAIModel("gpt-4o-mini", base_url=url + "/v1", api_key="test-key", retry=RETRY, timeout=timeout)
+    def model(url: str, idle_timeout: float = 60.0) -> OpenAIModel:
+        return OpenAIModel("gpt-4o-mini", base_url=url + "/v1", api_key="test-key", retry=RETRY, idle_timeout=idle_timeout)
 
     @staticmethod
     def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -93,8 +93,8 @@ class GeminiWire:
     name = "gemini"
 
     @staticmethod
-    def model(url: str, timeout: float = 60.0) -> GeminiModel:
-        return GeminiModel("gemini-2.5-flash", base_url=url, api_key="test-key", retry=RETRY, timeout=timeout)
+    def model(url: str, idle_timeout: float = 60.0) -> GeminiModel:
+        return GeminiModel("gemini-2.5-flash", base_url=url, api_key="test-key", retry=RETRY, idle_timeout=idle_timeout)
 
     @staticmethod
     def _answer(*parts: dict[str, Any], finish: str | None = "STOP") -> dict[str, Any]:
@@ -131,8 +131,8 @@ class AnthropicWire:
     name = "anthropic"
 
     @staticmethod
-    def model(url: str, timeout: float = 60.0) -> AnthropicModel:
-        return AnthropicModel("claude-sonnet-4-6", base_url=url, api_key="test-key", retry=RETRY, timeout=timeout)
+    def model(url: str, idle_timeout: float = 60.0) -> AnthropicModel:
+        return AnthropicModel("claude-sonnet-4-6", base_url=url, api_key="test-key", retry=RETRY, idle_timeout=idle_timeout)
 
     @staticmethod
     def _sse(*events: dict[str, Any]) -> list[str]:
@@ -227,8 +227,8 @@ def check_session(events: list[Any], *, tool_rounds: int, final_text: str | None
     return problems
 
 
-async def run_agent(wire: Any, server: LoopbackServer, db: Path, *, timeout: float = 60.0, **options: Any) -> Any:
-    agent = LlmAgent(name=APP, model=wire.model(server.url, timeout), instruction="Help the user.", tools=[get_weather])
+async def run_agent(wire: Any, server: LoopbackServer, db: Path, *, idle_timeout: float = 60.0, **options: Any) -> Any:
+    agent = LlmAgent(name=APP, model=wire.model(server.url, idle_timeout), instruction="Help the user.", tools=[get_weather])
     with SqliteSessionService(db) as sessions:
         return await agent.run_async(QUESTION, user_id=USER, session_id=SID, session_service=sessions, **options)
 
@@ -241,7 +241,7 @@ class Fault:
     name: str
     faults: Callable[[Any], list[Reply]]  # the replies that stand for the fault
     requests: int  # requests the server must see in all (tool round included)
-    error: tuple[str, str | None] | None = None  # (category, code) when the run fails
+    error: tuple[str, str] | None = None  # (category, code) when the run fails
     before_tool: bool = True  # success faults: fault first, then tool round + answer
 
 
@@ -254,6 +254,7 @@ FAULTS = [
     Fault("429 without Retry-After", lambda w: [Reply(429, w.error_body(429, "slow down"))], 3),
     Fault("500/503 burst within budget", lambda w: [_5xx(w, 500), _5xx(w, 503), _5xx(w, 500)], 5),
     Fault("reset before any byte", lambda w: [_stream(w.text_chunks(["lost"]), drop_after=0)], 3),
+    Fault("500 whose gzip body is garbage", lambda w: [Reply(500, b"not gzip", headers={"Content-Encoding": "gzip"})], 3),
     # failures: one complete tool round first, then the fault on the second model call
     Fault("500 until retries run out", lambda w: [_5xx(w, 500)] * 4, 1 + 4, ("unavailable", "http_500"), False),
     Fault("dropped mid-stream", lambda w: [_stream(w.text_chunks(ANSWER, complete=False) + ["never sent"], drop_after=3)],
@@ -265,9 +266,11 @@ FAULTS = [
           2, ("unavailable", "stream_interrupted"), False),
     Fault("truncated SSE", lambda w: [_stream(w.text_chunks(ANSWER, complete=False))], 2, ("unavailable", "stream_interrupted"), False),
     Fault("malformed SSE line", lambda w: [_stream(w.text_chunks(ANSWER[:1], complete=False) + [w.malformed_line()])], 2,
-          ("internal", None), False),
+          ("internal", "invalid_response"), False),
+    Fault("chunk nested 10,000 deep", lambda w: [_stream(w.text_chunks(ANSWER[:1], complete=False)
+                                                         + ["data: " + "[" * 10_000 + "]" * 10_000 + "\n\n"])], 2,
+          ("internal", "invalid_response"), False),
 ]
-MALFORMED_CODE = {"openai": "malformed_stream", "gemini": "invalid_response", "anthropic": "invalid_response"}
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.name.replace(" ", "-"))
@@ -292,12 +295,11 @@ async def test_fault(provider: str, fault: Fault, tmp_path: Path, tally: Any) ->
                     assert waited >= 0.05, f"Retry-After 0.05 s not honoured (run took {waited:.3f} s)"
             else:
                 with pytest.raises(AdkError) as info:
-                    await run_agent(wire, server, db, timeout=TIMEOUT)
+                    await run_agent(wire, server, db, idle_timeout=IDLE)
             seen = len(server.requests)
         assert seen == fault.requests, f"the server saw {seen} requests, expected {fault.requests}"
         if fault.error is not None:
             category, code = fault.error
-            code = code or MALFORMED_CODE[provider]
             error = info.value
             assert (error.component, str(error.category.value), error.code) == ("model", category, code), repr(error)
         events = await stored_events(db)

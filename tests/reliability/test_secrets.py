@@ -7,7 +7,16 @@ The three provider keys are set to canary values in the environment. Then:
   the formatted traceback (with its chained causes);
 - everything `logging` emitted at DEBUG during those runs (httpx and httpcore included);
 - the saved .ipynb and the nbconvert HTML of every notebook executed on a real kernel
-  whose environment holds the canary keys.
+  whose environment holds the canary keys;
+- errors a provider reports inside a 200 answer that echo the key: OpenAI's `error` chunk and
+  body, Anthropic's `error` event (its type too), Gemini's `blockReasonMessage` and
+  `blockReason`, and the excerpt of a chunk or body that is not JSON; and an answer whose text
+  carries the key, cut in two across deltas. Each streamed and not, directly and through the
+  agent loop (every event of the run, as stored), with the logs;
+- the same for credentials that are not API keys: `extra_headers` values whose names say
+  nothing (Cookie, X-Auth) and the user:password of a base_url;
+- a notebook on a real kernel whose loopback server echoes the key in each of those places:
+  the saved .ipynb (widget state included), its HTML, and the run's HTML and text transcripts.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import pytest
 
 from loopback import LoopbackServer, Reply
 
-from adk_notebook import AdkError, AnthropicModel, Content, GeminiModel, LlmAgent, LlmRequest, tool
+from adk_notebook import AdkError, AnthropicModel, Content, GeminiModel, InMemorySessionService, LlmAgent, LlmRequest, tool
 from adk_notebook.models.http import RetryPolicy
 from adk_notebook.models.openai import OpenAIModel
 
@@ -168,5 +177,205 @@ def test_executed_notebooks_never_show_the_keys(name: str, canary_env: None, tmp
         assert outputs  # it ran
         for output in outputs:
             assert leaks(json.dumps(output)) == [], output
+        assert leaks(saved.read_text()) == []
+        assert leaks(html) == []
+
+
+# -- keys echoed inside 200 answers, and credentials that are not API keys --------------------------
+
+COOKIE = "session=" + "cookie-CANARY-0123456789abcdef"
+X_AUTH = "xauth-" + "CANARY-0123456789abcdef"
+PASSWORD = "pw-" + "CANARY-0123456789abcdef"
+OTHER_SECRETS = {"COOKIE": COOKIE, "X_AUTH": X_AUTH, "PASSWORD": PASSWORD}
+SSE = {"Content-Type": "text/event-stream"}
+
+
+def all_leaks(text: str) -> list[str]:
+    found = leaks(text)
+    found += [n for n, v in OTHER_SECRETS.items() if v in text or v.split("=")[-1][4:-2] in text]
+    return found
+
+
+def _sse(*events: tuple[str | None, Any]) -> Reply:
+    chunks = [(f"event: {name}\n" if name else "") + f"data: {d if isinstance(d, str) else json.dumps(d)}\n\n"
+              for name, d in events]
+    return Reply(200, chunks, headers=SSE)
+
+
+def _split(secret: str) -> tuple[str, str]:
+    return secret[: len(secret) // 2], secret[len(secret) // 2 :]
+
+
+def echoes(provider: str, secret: str) -> dict[str, tuple[bool, Reply]]:
+    """(streamed?, reply) per place a provider's 200 answer can carry `secret` back."""
+    a, b = _split(secret)
+    if provider == "openai":
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        return {
+            "error chunk": (True, _sse((None, chunk({"content": "Hel"})),
+                                       (None, {"error": {"message": f"upstream rejected key {secret}", "code": 502}}))),
+            "malformed chunk": (True, _sse((None, chunk({"content": "Hel"})), (None, "{not json " + secret))),
+            "error body": (False, Reply(200, {"error": {"message": f"bad key {secret}", "code": 401}})),
+            "malformed body": (False, Reply(200, "<html>proxy says " + secret + "</html>")),
+            "answer text": (True, _sse((None, chunk({"content": "Your key is " + a})), (None, chunk({"content": b + "."})),
+                                       (None, chunk({}, "stop")), (None, "[DONE]"))),
+        }
+    if provider == "anthropic":
+        start = ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}})
+        block = ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+
+        def delta(text: str) -> tuple[str, dict[str, Any]]:
+            return ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})
+
+        return {
+            "error event": (True, _sse(start, ("error", {"type": "error", "error": {"type": "overloaded_error",
+                                                                                    "message": f"key {secret} overloaded"}}))),
+            "error event type": (True, _sse(start, ("error", {"type": "error", "error": {"type": secret, "message": "x"}}))),
+            "malformed event": (True, _sse(start, ("content_block_delta", "{oops " + secret))),
+            "malformed body": (False, Reply(200, "not json " + secret)),
+            "answer text": (True, _sse(start, block, delta("Your key is " + a), delta(b + "."),
+                                       ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+                                       ("message_stop", {"type": "message_stop"}))),
+        }
+
+    def answer(text: str, finish: str | None = None) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}}
+        if finish:
+            candidate["finishReason"] = finish
+        return {"candidates": [candidate]}
+
+    blocked = {"promptFeedback": {"blockReason": "OTHER", "blockReasonMessage": f"key {secret} is blocked"}}
+    return {
+        "blockReasonMessage": (True, _sse((None, blocked))),
+        "blockReasonMessage of an answer": (False, Reply(200, blocked)),
+        "blockReason": (False, Reply(200, {"promptFeedback": {"blockReason": secret}})),
+        "malformed chunk": (True, _sse((None, answer("Hel")), (None, "{not json " + secret))),
+        "malformed body": (False, Reply(200, "not json " + secret)),
+        "answer text": (True, _sse((None, answer("Your key is " + a)), (None, answer(b + ".", "STOP")))),
+    }
+
+
+def _debug_logs() -> list[logging.Logger]:
+    loggers = [logging.getLogger(name) for name in ("httpx", "httpcore", "adk_notebook")]
+    for logger in loggers:
+        logger.setLevel(logging.DEBUG)
+    return loggers
+
+
+async def _shown_by(model: Any, streamed: bool, error_expected: bool) -> list[str]:
+    """Everything a run of `model` shows: each error's texts, or every event of an agent run (stored)."""
+    shown: list[str] = []
+    request = LlmRequest(contents=[Content.user("Hi")])
+    try:
+        async for response in model.generate_content(request, stream=streamed):
+            shown.append(json.dumps(response.content.to_dict()) if response.content else "")
+    except AdkError as error:
+        shown += error_texts(error)
+    else:
+        assert not error_expected
+    return shown
+
+
+CONFIGURED = {"openai": "OPENAI_API_KEY", "gemini": "GOOGLE_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
+async def test_keys_echoed_inside_200_answers_are_scrubbed(
+    provider: str, canary_env: None, caplog: pytest.LogCaptureFixture, tally: Any
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    loggers = _debug_logs()
+    try:
+        for place, (streamed, reply) in echoes(provider, CANARIES[CONFIGURED[provider]]).items():
+            with tally.case(f"secrets: {provider} key echoed in {place} ({'streamed' if streamed else 'body'})"):
+                with LoopbackServer([reply, reply]) as server:
+                    model = models(server.url)[provider]
+                    shown = await _shown_by(model, streamed, error_expected=place != "answer text")
+                    agent = LlmAgent(name="canary", model=model)
+                    sessions = InMemorySessionService()
+                    try:
+                        result = await agent.run_async("Hi", session_service=sessions, session_id="s", streaming=streamed)
+                        shown += [json.dumps(e.to_dict(), default=str) for e in result.events]
+                    except AdkError as error:
+                        shown += error_texts(error)
+                    session = await sessions.get(app_name="canary", user_id="user", session_id="s")
+                    shown += [json.dumps(e.to_dict(), default=str) for e in session.events]
+                    assert any(leaks(json.dumps(r.headers)) for r in server.requests)  # the key went out
+                for text in shown:
+                    assert leaks(text) == [], text
+        with tally.case(f"secrets: {provider} DEBUG logs of echoed keys"):
+            assert caplog.records and leaks(caplog.text + "".join(str(r.__dict__) for r in caplog.records)) == []
+    finally:
+        for logger in loggers:
+            logger.setLevel(logging.NOTSET)
+
+
+async def test_extra_headers_and_url_credentials_are_scrubbed(caplog: pytest.LogCaptureFixture, tally: Any) -> None:
+    caplog.set_level(logging.DEBUG)
+    loggers = _debug_logs()
+    try:
+        for secret_name, secret in OTHER_SECRETS.items():
+            echoed = secret.split("=")[-1]  # a server may echo the cookie's value alone
+            places = {"401 body": (False, Reply(401, {"error": {"message": f"rejected {echoed}"}})),
+                      **{k: v for k, v in echoes("openai", echoed).items() if k != "answer text"}}
+            for place, (streamed, reply) in places.items():
+                with tally.case(f"secrets: {secret_name} echoed in {place}"):
+                    with LoopbackServer([reply]) as server:
+                        host = server.url.removeprefix("http://")
+                        model = OpenAIModel("gpt-4o-mini", base_url=f"http://canary:{PASSWORD}@{host}/v1", retry=RETRY,
+                                            provider_name="proxy", api_key="sk-" + "other-0123456789abcdef",
+                                            extra_headers={"Cookie": COOKIE, "X-Auth": X_AUTH, "X-Title": "My App"})
+                        shown = await _shown_by(model, streamed, error_expected=True)
+                        shown += [repr(model)]
+                        [request] = server.requests
+                        assert request.headers["cookie"] == COOKIE and request.headers["x-auth"] == X_AUTH
+                    for text in shown:
+                        assert all_leaks(text) == [], text
+        with tally.case("secrets: extra_headers and URL credentials in DEBUG logs"):
+            assert all_leaks(caplog.text + "".join(str(r.__dict__) for r in caplog.records)) == []
+    finally:
+        for logger in loggers:
+            logger.setLevel(logging.NOTSET)
+
+
+@pytest.mark.notebook
+def test_a_notebook_whose_server_echoes_the_key_everywhere(canary_env: None, tmp_path: Path, tally: Any) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    script = [(provider, place, reply) for provider in ("openai", "gemini", "anthropic")
+              for place, (streamed, reply) in echoes(provider, CANARIES[CONFIGURED[provider]]).items() if streamed]
+    with LoopbackServer([reply for _, _, reply in script]) as server:
+        cells = [
+            "%load_ext adk_notebook",
+            ("from adk_notebook import AnthropicModel, GeminiModel\nfrom adk_notebook.models.openai import OpenAIModel\n"
+             "from adk_notebook.models.http import RetryPolicy\nnever = RetryPolicy(max_retries=0)\n"
+             f"openai_m = OpenAIModel('gpt-4o-mini', base_url={server.url + '/v1'!r}, retry=never)\n"
+             f"gemini_m = GeminiModel(base_url={server.url!r}, retry=never)\n"
+             f"anthropic_m = AnthropicModel(base_url={server.url!r}, retry=never)"),
+            *(f"%%agent {p}_bot --model {p}_m\nHelp." for p in ("openai", "gemini", "anthropic")),
+            *(f"%%chat {provider}_bot\nTell me about {place}." for provider, place, _ in script),
+            "print(repr(openai_m), repr(gemini_m), repr(anthropic_m))",
+        ]
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True, store_widget_state=True).execute()
+        assert len(server.requests) == len(script)
+        assert all(leaks(json.dumps(r.headers)) for r in server.requests)  # the kernel sent the canary keys
+    saved = tmp_path / "echo.ipynb"
+    nbformat.write(nb, saved)
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    chats = nb.cells[5 : 5 + len(script)]
+    with tally.case("secrets: notebook whose server echoes the key (outputs, widget state, .ipynb, HTML)"):
+        for (provider, place, _), cell in zip(script, chats, strict=True):
+            shown = [o for o in cell.outputs if o.output_type == "display_data"]
+            assert shown, f"{provider} {place}: the run showed nothing"
+            transcripts = [o.data.get(kind, "") for o in shown for kind in ("text/html", "text/plain")]
+            assert any(transcripts), f"{provider} {place}: no transcript"
+            for output in cell.outputs:
+                assert leaks(json.dumps(output)) == [], (provider, place, output)
+        assert "widgets" in nb.metadata  # the widget state was saved, and is checked with the file
         assert leaks(saved.read_text()) == []
         assert leaks(html) == []
