@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core.content import Content, Part
+from ..core.content import Content, Part, make_sendable
 from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
@@ -246,7 +246,8 @@ class LlmAgent(Agent):
     def _model_event(
         self, ctx: InvocationContext, response: LlmResponse, actions: EventActions, tools: Mapping[str, Tool]
     ) -> Event:
-        content = response.content if response.content is not None else Content("model", [])
+        # The complete answer, made sendable before anything reads it (an output schema, the tools).
+        content = make_sendable(response.content) if response.content is not None else Content("model", [])
         pending: list[str] = []
         for call in content.function_calls():
             if not call.id:

@@ -7,8 +7,11 @@ Plain slotted dataclasses: they are created per streamed chunk, so they must be 
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .json_value import json_problem, repaired
 
 __all__ = [
     "INVALID_ARGUMENTS_KEY",
@@ -19,6 +22,7 @@ __all__ = [
     "FunctionResponse",
     "Part",
     "Role",
+    "make_sendable",
     "malformed_call",
 ]
 
@@ -222,3 +226,47 @@ class Content:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Content:
         return cls(data["role"], [Part.from_dict(p) for p in data.get("parts", ())])
+
+
+def make_sendable(content: Content) -> Content:
+    """Make `content` safe to send in every later request, in place; returns it.
+
+    Text with surrogate code points is repaired (see `repair_text`: an emoji's halves that a
+    stream split across two chunks are paired again). Call arguments or a function response
+    strict JSON cannot carry (NaN, Infinity, a datetime) become an error naming the value's
+    path: the call is answered with that error instead of running, the response tells the model
+    what went wrong. Sessions do this to every event they store; it costs little for clean
+    content (one `isascii` per text, one C encode per call or response).
+    """
+    for part in content.parts:
+        if part.text is not None:
+            part.text = repaired(part.text)
+        call = part.function_call
+        if call is not None:
+            call.name, call.id = repaired(call.name), repaired(call.id)
+            problem = json_problem(call.args, "args")
+            if problem is None:
+                call.args = repaired(call.args)
+            else:
+                call.args = malformed_call(call.name, _excerpt(call.args), f"not strict JSON ({problem})", call.id).args
+        response = part.function_response
+        if response is not None:
+            response.name, response.id = repaired(response.name), repaired(response.id)
+            problem = json_problem(response.response, "the response")
+            if problem is None:
+                response.response = repaired(response.response)
+            else:
+                response.response = {
+                    "error": f"The response of tool {response.name!r} cannot be sent to a model: {problem}.",
+                    "code": "result_not_serializable",
+                }
+            if response.parts:
+                make_sendable(Content("tool", response.parts))
+    return content
+
+
+def _excerpt(value: Any) -> str:
+    try:
+        return json.dumps(value, default=repr)
+    except (ValueError, RecursionError):  # it contains itself, or is nested too deeply to print
+        return "…"

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.content import Content
+from ..core.content import Content, make_sendable
 from ..core.errors import AdkError
 from ..core.events import Event
-from ..core.state import TEMP_PREFIX, split_delta
+from ..core.state import TEMP_PREFIX, split_delta, storable
 
 __all__ = [
     "BaseSessionService",
@@ -176,19 +176,35 @@ class BaseSessionService(ABC):
         return self._run_claims
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Store a complete event and apply its state delta; partial events are not stored."""
+        """Store a complete event and apply its state delta; partial events are not stored.
+
+        Whatever is stored is sent again in every later request, so the event is made sendable
+        first (`make_sendable`: text repaired, values strict JSON cannot carry answered with an
+        error naming where they are). A state value no store could keep (a datetime put in
+        `actions.state_delta` directly; writes through `ctx.state` are refused where they
+        happen) is left out: the event is stored without it, then AdkError `not_serializable`
+        names the key. Nothing the event carries besides is lost.
+        """
         if event.partial:
             return event
-        delta = event.actions.state_delta
-        if any(key.startswith(TEMP_PREFIX) for key in delta):
-            # temp: values serve this invocation through the live session; they never reach storage.
-            event.actions.state_delta = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+        if event.content is not None:
+            make_sendable(event.content)
+        live = delta = event.actions.state_delta
+        refused: list[str] = []
+        if delta:
+            live, event.actions.state_delta, refused = _storable_delta(delta)
         # Store first: when storing fails, the live session must not claim what was never kept.
         await self._store_event(session, event, *split_delta(event.actions.state_delta))
-        if delta:
-            session.state.update(delta)
+        if live:
+            session.state.update(live)
         session.events.append(event)
         session.last_update_time = event.timestamp
+        if refused:
+            raise AdkError.session(
+                f"{' '.join(refused)} The event was stored without {'this key' if len(refused) == 1 else 'these keys'}.",
+                code="not_serializable",
+                category="invalid_input",
+            )
         return event
 
     @abstractmethod
@@ -201,3 +217,22 @@ class BaseSessionService(ABC):
         session_delta: dict[str, Any],
     ) -> None:
         """Persist one complete event and the scoped parts of its state delta."""
+
+
+def _storable_delta(delta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(what the live session takes, what is stored, why the rest was refused) of a state delta.
+
+    `temp:` values serve this invocation through the live session; they never reach storage.
+    """
+    live: dict[str, Any] = {}
+    stored: dict[str, Any] = {}
+    refused: list[str] = []
+    for key, value in delta.items():
+        if isinstance(key, str) and key.startswith(TEMP_PREFIX):
+            live[key] = value
+            continue
+        try:
+            live[key] = stored[key] = storable(key, value)
+        except AdkError as exc:
+            refused.append(exc.message)
+    return live, stored, refused

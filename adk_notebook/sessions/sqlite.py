@@ -29,14 +29,15 @@ from typing import Any
 
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
-from ..core.state import split_delta
+from ..core.json_value import json_problem
+from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, mark_run_live, run_is_live, session_busy, session_exists
 
 __all__ = ["SqliteSessionService"]
 
 _SCHEMA_VERSION = 2
-# One encoder (dumps() builds one per call). ASCII output: a lone surrogate (a model cut off
-# mid-emoji) becomes an escape instead of text SQLite cannot encode.
+# One encoder (dumps() builds one per call). ASCII output: a surrogate that got past
+# make_sendable (in an event's metadata, say) becomes an escape, not text SQLite cannot encode.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 
 _SCHEMA = """
@@ -144,10 +145,8 @@ class SqliteSessionService(BaseSessionService):
         self, *, app_name: str, user_id: str, session_id: str | None = None, state: dict[str, Any] | None = None
     ) -> Session:
         session_id = session_id or new_id()
-        app, user, own = split_delta(state or {})
-        own_json = _dumps(own, "the initial session state")
-        _dumps(app, "the initial app state")
-        _dumps(user, "the initial user state")
+        app, user, own = split_delta(checked_state(state or {}))
+        own_json = _JSON.encode(own)
         now = time.time()
         with self._transaction(write=True) as conn:
             if conn.execute(f"SELECT 1 FROM sessions WHERE {_SESSION_KEY}", (app_name, user_id, session_id)).fetchone():
@@ -199,7 +198,7 @@ class SqliteSessionService(BaseSessionService):
         user_delta: dict[str, Any],
         session_delta: dict[str, Any],
     ) -> None:
-        data = _dumps(event.to_dict(), f"event {event.id!r}", culprits=event.actions.state_delta)
+        data = _dumps(event.to_dict(), f"event {event.id!r}")
         key = (session.app_name, session.user_id, session.id)
         with self._transaction(write=True) as conn:
             row = conn.execute(f"SELECT state FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
@@ -210,7 +209,7 @@ class SqliteSessionService(BaseSessionService):
                 state.update(session_delta)
                 conn.execute(
                     f"UPDATE sessions SET state = ?, updated_time = ? WHERE {_SESSION_KEY}",
-                    (_dumps(state, "session state"), event.timestamp, *key),
+                    (_JSON.encode(state), event.timestamp, *key),
                 )
             else:
                 conn.execute(f"UPDATE sessions SET updated_time = ? WHERE {_SESSION_KEY}", (event.timestamp, *key))
@@ -391,27 +390,18 @@ def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
     )
 
 
-def _dumps(value: Any, what: str, *, culprits: dict[str, Any] | None = None) -> str:
+def _dumps(value: Any, what: str) -> str:
+    """JSON for the file. State and content are made storable before they get here (see
+    BaseSessionService.append_event); what is left to fail is an event's metadata."""
     try:
         return _JSON.encode(value)
-    except (TypeError, ValueError) as exc:
-        bad = [key for key, item in (value if culprits is None else culprits).items() if not _is_json(item)]
-        which = f" (state key {bad[0]!r})" if bad else ""
+    except (TypeError, ValueError, RecursionError) as exc:
         raise AdkError.session(
-            f"Cannot store {what}{which} in the SQLite session database: {exc}. Keep state values and event "
-            "metadata to str, int, float, bool, None, lists and dicts; store a pydantic model as "
-            "`model.model_dump(mode='json')`.",
+            f"Cannot store {what} in the SQLite session database: {json_problem(value, 'the event')}. Keep event "
+            "metadata to str, int, float, bool, None, lists and dicts.",
             code="not_serializable",
             category="invalid_input",
         ) from exc
-
-
-def _is_json(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _merge(
