@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import sqlite3
 import threading
@@ -29,7 +30,7 @@ from typing import Any
 
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
-from ..core.json_value import json_problem
+from ..core.json_value import json_problem, repair_text
 from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, mark_run_live, run_is_live, session_busy, session_exists
 
@@ -102,6 +103,7 @@ _PUT_USER_STATE = (
     "INSERT INTO user_states (app_name, user_id, state) VALUES (?, ?, ?) "
     "ON CONFLICT (app_name, user_id) DO UPDATE SET state = excluded.state"
 )
+_SCOPED = {"app_states": (_APP_STATE, _PUT_APP_STATE), "user_states": (_USER_STATE, _PUT_USER_STATE)}
 
 
 class SqliteSessionService(BaseSessionService):
@@ -156,8 +158,8 @@ class SqliteSessionService(BaseSessionService):
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (app_name, user_id, session_id, own_json, now, now),
             )
-            app_state = _merge(conn, _APP_STATE, _PUT_APP_STATE, (app_name,), app)
-            user_state = _merge(conn, _USER_STATE, _PUT_USER_STATE, (app_name, user_id), user)
+            app_state = _merge(self.path, conn, "app_states", (app_name,), app)
+            user_state = _merge(self.path, conn, "user_states", (app_name, user_id), user)
         return Session(session_id, app_name, user_id, state={**own, **app_state, **user_state}, last_update_time=now)
 
     async def get(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
@@ -166,12 +168,12 @@ class SqliteSessionService(BaseSessionService):
             row = conn.execute(f"SELECT state, updated_time FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
             if row is None:
                 return None
-            scoped = _scoped_state(conn, app_name, user_id)
+            scoped = _scoped_state(self.path, conn, app_name, user_id)
             rows = conn.execute(
-                "SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq", key
+                "SELECT seq, id, data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq", key
             ).fetchall()
-        events = [Event.from_dict(json.loads(data)) for (data,) in rows]
-        state = {**json.loads(row[0]), **scoped}
+        events = [_read_event(self.path, key, *event_row) for event_row in rows]
+        state = {**_read_state(self.path, row[0], "sessions", key), **scoped}
         return Session(session_id, app_name, user_id, state=state, events=events, last_update_time=row[1])
 
     async def list(self, *, app_name: str, user_id: str) -> list[Session]:
@@ -180,9 +182,15 @@ class SqliteSessionService(BaseSessionService):
                 "SELECT id, state, updated_time FROM sessions WHERE app_name = ? AND user_id = ? ORDER BY rowid",
                 (app_name, user_id),
             ).fetchall()
-            scoped = _scoped_state(conn, app_name, user_id) if rows else {}
+            scoped = _scoped_state(self.path, conn, app_name, user_id) if rows else {}
         return [
-            Session(sid, app_name, user_id, state={**json.loads(state), **scoped}, last_update_time=updated)
+            Session(
+                sid,
+                app_name,
+                user_id,
+                state={**_read_state(self.path, state, "sessions", (app_name, user_id, sid)), **scoped},
+                last_update_time=updated,
+            )
             for sid, state, updated in rows
         ]
 
@@ -205,7 +213,7 @@ class SqliteSessionService(BaseSessionService):
             if row is None:  # deleted while running: nothing left to keep it in
                 return
             if session_delta:
-                state = json.loads(row[0])
+                state = _read_state(self.path, row[0], "sessions", key)
                 state.update(session_delta)
                 conn.execute(
                     f"UPDATE sessions SET state = ?, updated_time = ? WHERE {_SESSION_KEY}",
@@ -218,9 +226,9 @@ class SqliteSessionService(BaseSessionService):
                 (*key, event.id, data, event.timestamp),
             )
             if app_delta:
-                _merge(conn, _APP_STATE, _PUT_APP_STATE, (session.app_name,), app_delta)
+                _merge(self.path, conn, "app_states", (session.app_name,), app_delta)
             if user_delta:
-                _merge(conn, _USER_STATE, _PUT_USER_STATE, (session.app_name, session.user_id), user_delta)
+                _merge(self.path, conn, "user_states", (session.app_name, session.user_id), user_delta)
 
     async def begin_run(self, session: Session, run_id: str) -> None:
         """Claim the session in the file, so runs in other processes see it too.
@@ -282,6 +290,8 @@ class SqliteSessionService(BaseSessionService):
                     conn.rollback()
                 if isinstance(exc, sqlite3.Error):
                     raise _storage_error(self.path, exc, self._timeout) from exc
+                if isinstance(exc, UnicodeEncodeError):  # sqlite3 could not encode a parameter as UTF-8
+                    raise _not_text(self.path, exc) from exc
                 raise
 
 
@@ -331,8 +341,9 @@ def _open(path: str, timeout: float) -> sqlite3.Connection:
                 code="session_db_is_folder",
                 category="invalid_input",
             )
-    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn: sqlite3.Connection | None = None
     try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")  # the first read of the file: a non-database fails here
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -349,7 +360,8 @@ def _open(path: str, timeout: float) -> sqlite3.Connection:
         for probe in _PROBES:
             conn.execute(probe)
     except BaseException as exc:
-        conn.close()
+        if conn is not None:
+            conn.close()
         if isinstance(exc, sqlite3.Error):
             raise _storage_error(path, exc, timeout) from exc
         raise
@@ -373,9 +385,10 @@ def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
             category="unavailable",
         )
     if name.startswith(("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN")):
+        folder = os.path.dirname(os.path.abspath(path))
         return AdkError.session(
-            f"Cannot open or write the session database {path!r}: {exc}. Check the permissions of the file and "
-            "its folder, or pass another path.",
+            f"Cannot open or write the session database {path!r} ({exc}): check that its folder {folder!r} lets "
+            "this user create files and that the file, if it exists, is readable and writable; or pass another path.",
             code="session_db_not_writable",
             category="invalid_input",
         )
@@ -405,19 +418,91 @@ def _dumps(value: Any, what: str) -> str:
 
 
 def _merge(
-    conn: sqlite3.Connection, select: str, upsert: str, key: tuple[str, ...], delta: dict[str, Any]
+    path: str, conn: sqlite3.Connection, table: str, key: tuple[str, ...], delta: dict[str, Any]
 ) -> dict[str, Any]:
     """Read-modify-write one scoped state row inside the caller's transaction; returns the new state."""
+    select, upsert = _SCOPED[table]
     row = conn.execute(select, key).fetchone()
-    state = json.loads(row[0]) if row else {}
+    state = _read_state(path, row[0], table, key) if row else {}
     if delta:
         state.update(delta)
         conn.execute(upsert, (*key, _JSON.encode(state)))
     return state
 
 
-def _scoped_state(conn: sqlite3.Connection, app_name: str, user_id: str) -> dict[str, Any]:
+def _scoped_state(path: str, conn: sqlite3.Connection, app_name: str, user_id: str) -> dict[str, Any]:
     """App state then user state, merged in the order sessions see them."""
     app = conn.execute(_APP_STATE, (app_name,)).fetchone()
     user = conn.execute(_USER_STATE, (app_name, user_id)).fetchone()
-    return {**(json.loads(app[0]) if app else {}), **(json.loads(user[0]) if user else {})}
+    return {
+        **(_read_state(path, app[0], "app_states", (app_name,)) if app else {}),
+        **(_read_state(path, user[0], "user_states", (app_name, user_id)) if user else {}),
+    }
+
+
+# -- rows damaged by hand, by another program or by a disk: an error that says which and what to do --
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _read_state(path: str, text: Any, table: str, key: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON object of a state row (`key`: its app name, user id, session id, as far as `table` has them)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"is not JSON ({exc})"
+    else:
+        if type(value) is dict:
+            return value
+        problem = f"is {_JSON_KINDS.get(type(value), 'null')} in JSON, not an object"
+    what = {"sessions": f"the session state of session {key[-1]!r}", "user_states": f"the user state of user {key[-1]!r}",
+            "app_states": f"the app state of app {key[0]!r}"}[table]
+    where = " AND ".join(f"{column} = {_sql_text(value)}" for column, value in zip(("app_name", "user_id", "id"), key))
+    raise _damaged(path, f"{what} ({table} table) {problem}",
+                   f"reset that state: `sqlite3 {shlex.quote(path)} \"UPDATE {table} SET state = '{{}}' WHERE {where}\"`")
+
+
+def _read_event(path: str, key: tuple[str, str, str], seq: int, event_id: str, data: Any) -> Event:
+    try:
+        value = json.loads(data)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"is not JSON ({exc})"
+    else:
+        if type(value) is not dict:
+            problem = f"is {_JSON_KINDS.get(type(value), 'null')} in JSON, not an object"
+        else:
+            try:
+                return Event.from_dict(value)
+            except KeyError as exc:
+                problem = f"has no {exc.args[0]!r} where an event needs one"
+            except (TypeError, ValueError, AttributeError, RecursionError) as exc:
+                problem = f"is not an event this version can read ({type(exc).__name__}: {exc})"
+    app_name, user_id, session_id = key
+    raise _damaged(
+        path,
+        f"event {event_id!r} of session {session_id!r} (events.seq {seq}) {problem}",
+        f"remove that event (`sqlite3 {shlex.quote(path)} \"DELETE FROM events WHERE seq = {seq}\"`) or the whole session "
+        f"(`await service.delete(app_name={app_name!r}, user_id={user_id!r}, session_id={session_id!r})`)",
+    )
+
+
+def _damaged(path: str, what: str, remedy: str) -> AdkError:
+    return AdkError.session(
+        f"The session database {path!r} has a damaged row: {what}. Restore the file from a backup, or {remedy}.",
+        code="session_db_damaged",
+        category="internal",
+    )
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _not_text(path: str, exc: UnicodeEncodeError) -> AdkError:
+    text = exc.object
+    return AdkError.session(
+        f"{text!r} cannot be kept in the session database {path!r}: it holds {text[exc.start:exc.end]!r}, half of "
+        f"a UTF-16 surrogate pair, which is not text. Pass app names, user ids and session ids that are valid "
+        f"text, e.g. {repair_text(text)!r}.",
+        code="invalid_text",
+        category="invalid_input",
+    )
