@@ -116,8 +116,8 @@ async def test_a_tool_result_json_cannot_carry_is_an_error_naming_its_path(sessi
 
 @pytest.mark.parametrize(
     ("key", "value", "named"),
-    [("checked_at", datetime(2026, 1, 2, 3, 4), "'checked_at'"), (7, "seven", "State key 7 is not a string"), ("tags", {"a", "b"}, "'tags'"),
-     ("score", float("nan"), "'score'")],
+    [("checked_at", datetime(2026, 1, 2, 3, 4), "'checked_at'"), (7, "seven", "State key 7 is not a string"),
+     ("tags", {"a", "b"}, "'tags'"), ("score", float("nan"), "'score'")],
     ids=["datetime-value", "int-key", "set-value", "nan-value"],
 )
 async def test_state_the_store_cannot_keep_is_refused_where_the_tool_writes_it(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -400,7 +401,7 @@ async def test_schema_settings_context_manager_repr_and_close(tmp_path):
     assert info.value.code == "session_service_closed" and "SqliteSessionService(" in info.value.message
     with raw_db(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert tables == {"sessions", "events", "app_states", "user_states", "session_runs"}
 
@@ -416,7 +417,31 @@ def test_a_version_1_file_is_upgraded_in_place(tmp_path):
     with SqliteSessionService(path) as service:
         assert asyncio.run(service.get(app_name=APP, user_id="u1", session_id="kept")) is not None
     with raw_db(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+
+
+async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(tmp_path):
+    path = tmp_path / "v2.db"
+    with SqliteSessionService(path) as service:
+        await service.create(app_name=APP, user_id="u1", session_id="kept")
+    with raw_db(path) as raw:  # a version 2 file, claimed by a live process of this machine (pid 1)
+        raw.execute("DROP TABLE session_runs")
+        raw.execute("CREATE TABLE session_runs (app_name TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL, "
+                    "run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, "
+                    "PRIMARY KEY (app_name, user_id, session_id))")
+        raw.execute("INSERT INTO session_runs VALUES (?, 'u1', 'kept', 'e-v2', 1, ?)", (APP, socket.gethostname()))
+        raw.execute("PRAGMA user_version = 2")
+    with SqliteSessionService(path) as service:
+        session = await service.get(app_name=APP, user_id="u1", session_id="kept")
+        with pytest.raises(AdkError) as caught:  # a claim without a start time: its pid lives, so it holds
+            await service.begin_run(session, "e-new")
+        assert caught.value.code == "session_busy" and "e-v2" in caught.value.message
+        assert await service.release_run(app_name=APP, user_id="u1", session_id="kept")
+        await service.begin_run(session, "e-new")
+        await service.end_run(session, "e-new")
+    with raw_db(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+        assert [r[1] for r in raw.execute("PRAGMA table_info(session_runs)")][-1] == "started"
 
 
 def test_threads_append_to_different_sessions_at_once(tmp_path):

@@ -107,11 +107,13 @@ def session_not_found(app_name: str, user_id: str, session_id: str) -> AdkError:
     )
 
 
-def session_busy(session_id: str, holder: str = "", hint: str = "") -> AdkError:
-    """The refusal of a second run; `holder` says who holds the session, `hint` what to do if it is gone."""
+def session_busy(app_name: str, user_id: str, session_id: str, holder: str = "", note: str = "") -> AdkError:
+    """The refusal of a second run; `holder` says who holds the session, `note` anything more about it."""
     return AdkError.session(
         f"Session {session_id!r} already has a run in progress{holder}; wait for it to finish (or cancel it "
-        f"with runner.cancel(...)) before sending the next message.{hint}",
+        f"with runner.cancel(...)) before sending the next message.{note} If that run is gone for good, release "
+        f"the session with `await service.release_run(app_name={app_name!r}, user_id={user_id!r}, "
+        f"session_id={session_id!r})`.",
         code="session_busy",
         category="unavailable",
     )
@@ -158,7 +160,7 @@ class BaseSessionService(ABC):
         key = (session.app_name, session.user_id, session.id)
         holder = claims.get(key)
         if holder is not None and holder != run_id and run_is_live(holder):
-            raise session_busy(session.id)
+            raise session_busy(*key)
         mark_run_live(run_id, True)
         claims[key] = run_id
 
@@ -169,6 +171,14 @@ class BaseSessionService(ABC):
         key = (session.app_name, session.user_id, session.id)
         if claims.get(key) == run_id:
             del claims[key]
+
+    async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
+        """Drop the claim of the run holding a session, whoever holds it; False when none did.
+
+        Only for a run that is gone but still holds its session (here: its task is stuck for
+        good); otherwise two runs will write to one conversation.
+        """
+        return self._claims().pop((app_name, user_id, session_id), None) is not None
 
     def _claims(self) -> dict[tuple[str, str, str], str]:
         if self._run_claims is None:

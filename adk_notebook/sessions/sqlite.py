@@ -1,12 +1,12 @@
 """Sessions in a SQLite file: persistent, embedded, standard library only.
 
-Tables (schema version 2, kept in `PRAGMA user_version`):
+Tables (schema version 3, kept in `PRAGMA user_version`):
 
     sessions      (app_name, user_id, id) -> session-scope state JSON, created/updated times
     events        seq (insertion order), session key, id, Event.to_dict() JSON, timestamp
     app_states    app_name -> `app:` state JSON
     user_states   (app_name, user_id) -> `user:` state JSON
-    session_runs  session key -> the run holding it: run id, process id, host (see begin_run)
+    session_runs  session key -> the run holding it: run id, process id and start, host (see begin_run)
 
 `temp:` keys never reach the file. Each stored event is one transaction together with its
 state changes, so a crash never keeps one without the other. sqlite3 is synchronous, but every
@@ -22,6 +22,7 @@ import os
 import shlex
 import socket
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ from .base import BaseSessionService, Session, mark_run_live, run_is_live, sessi
 
 __all__ = ["SqliteSessionService"]
 
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3  # 2 -> 3: session_runs.started
 # One encoder (dumps() builds one per call). ASCII output: a surrogate that got past
 # make_sendable (in an event's metadata, say) becomes an escape, not text SQLite cannot encode.
 _JSON = json.JSONEncoder(separators=(",", ":"))
@@ -79,6 +80,7 @@ CREATE TABLE IF NOT EXISTS session_runs (
     run_id     TEXT NOT NULL,
     pid        INTEGER NOT NULL,
     host       TEXT NOT NULL,
+    started    TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (app_name, user_id, session_id)
 );
 """
@@ -89,7 +91,7 @@ _PROBES = (
     "SELECT seq, app_name, user_id, session_id, id, data, timestamp FROM events LIMIT 0",
     "SELECT app_name, state FROM app_states LIMIT 0",
     "SELECT app_name, user_id, state FROM user_states LIMIT 0",
-    "SELECT app_name, user_id, session_id, run_id, pid, host FROM session_runs LIMIT 0",
+    "SELECT app_name, user_id, session_id, run_id, pid, host, started FROM session_runs LIMIT 0",
 )
 
 _SESSION_KEY = "app_name = ? AND user_id = ? AND id = ?"
@@ -234,16 +236,23 @@ class SqliteSessionService(BaseSessionService):
         """Claim the session in the file, so runs in other processes see it too.
 
         A claim left by a process that died (kill -9, a crashed kernel) is stale and taken
-        over; so is one of this process whose run no longer has a task.
+        over, even when its process id now belongs to another process (the claim records when
+        its process started); so is one of this process whose run no longer has a task.
         """
         key = (session.app_name, session.user_id, session.id)
+        pid = os.getpid()
         with self._transaction(write=True) as conn:
             row = conn.execute(
-                "SELECT run_id, pid, host FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?", key
+                "SELECT run_id, pid, host, started FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?",
+                key,
             ).fetchone()
             if row is not None and row[0] != run_id and _claim_is_live(*row):
-                raise _busy(key, *row)
-            conn.execute("INSERT OR REPLACE INTO session_runs VALUES (?, ?, ?, ?, ?, ?)", (*key, run_id, os.getpid(), _HOST))
+                raise _busy(key, *row[:3])
+            conn.execute(
+                "INSERT OR REPLACE INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*key, run_id, pid, _HOST, _started(pid) or ""),
+            )
         mark_run_live(run_id, True)
 
     async def end_run(self, session: Session, run_id: str) -> None:
@@ -258,8 +267,9 @@ class SqliteSessionService(BaseSessionService):
         """Drop the claim of the run holding a session, whoever holds it; False when none did.
 
         For a claim that cannot expire by itself: one left by a process on another machine
-        sharing this file, which cannot be checked from here. Only call it when that run is
-        really gone, or two runs will write to one conversation.
+        sharing this file, which cannot be checked from here (or by a process whose start time
+        this system does not tell). Only call it when that run is really gone, or two runs will
+        write to one conversation.
         """
         with self._transaction(write=True) as conn:
             cursor = conn.execute(
@@ -299,18 +309,13 @@ _HOST = socket.gethostname()
 
 
 def _busy(key: tuple[str, str, str], run_id: str, pid: int, host: str) -> AdkError:
-    app_name, user_id, session_id = key
     if host == _HOST:
-        return session_busy(session_id, f" (run {run_id}, process {pid} on this machine)")
-    return session_busy(
-        session_id,
-        f" (run {run_id}, process {pid} on {host!r})",
-        " A claim from another machine cannot be checked from here: if that run is gone, release it with "
-        f"`await service.release_run(app_name={app_name!r}, user_id={user_id!r}, session_id={session_id!r})`.",
-    )
+        return session_busy(*key, f" (run {run_id}, process {pid} on this machine)")
+    return session_busy(*key, f" (run {run_id}, process {pid} on {host!r})",
+                        " A claim from another machine cannot be checked from here.")
 
 
-def _claim_is_live(run_id: str, pid: int, host: str) -> bool:
+def _claim_is_live(run_id: str, pid: int, host: str, started: str) -> bool:
     if host != _HOST:
         return True  # another machine's process cannot be checked from here
     if pid == os.getpid():
@@ -320,8 +325,41 @@ def _claim_is_live(run_id: str, pid: int, host: str) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass  # it exists, and belongs to another user
+    # The pid lives, but it may have been handed to another process since the claimant died.
+    return not started or _started(pid) in (None, started)
+
+
+def _started_from_proc(pid: int) -> str | None:
+    """When process `pid` started (boot id and clock ticks since boot); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read()
+    except OSError:
+        return None
+    # Field 2, the command name, is in parentheses and may hold spaces and ")"; field 22 is the start.
+    return f"{_BOOT_ID}:{int(fields[fields.rindex(b')') + 2 :].split()[19])}"
+
+
+def _started_from_ps(pid: int) -> str | None:
+    """The same, where there is no /proc (macOS, the BSDs): `ps` prints the start to the second."""
+    try:
+        shown = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return " ".join(shown.stdout.split()) or None
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            return boot.read().strip()
+    except OSError:
+        return ""
+
+
+_BOOT_ID = _boot_id()
+_started = _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
 
 
 def _open(path: str, timeout: float) -> sqlite3.Connection:
@@ -356,7 +394,7 @@ def _open(path: str, timeout: float) -> sqlite3.Connection:
                 category="unsupported",
             )
         if version < _SCHEMA_VERSION:
-            conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
+            _upgrade(conn)
         for probe in _PROBES:
             conn.execute(probe)
     except BaseException as exc:
@@ -366,6 +404,22 @@ def _open(path: str, timeout: float) -> sqlite3.Connection:
             raise _storage_error(path, exc, timeout) from exc
         raise
     return conn
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Create what is missing, in one transaction: the tables, and the columns later versions added."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA.split(";"):
+            conn.execute(statement)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(session_runs)")}
+        if "started" not in columns:  # a version 2 file
+            conn.execute("ALTER TABLE session_runs ADD COLUMN started TEXT NOT NULL DEFAULT ''")
+        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.rollback()
+        raise
 
 
 def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
