@@ -46,9 +46,10 @@ def sessions(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
             yield service
 
 
-def openai_text(*pieces: str) -> Reply:
+def openai_text(*pieces: str, delay: float = 0.0) -> Reply:
     chunks = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
-    return Reply(200, sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"), SSE)
+    return Reply(200, sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"), SSE,
+                 chunk_delay=delay)
 
 
 def strict(body: bytes) -> Any:
@@ -68,6 +69,10 @@ async def test_an_emoji_split_across_two_deltas_is_joined_and_the_session_goes_o
         agent = LlmAgent(name="a", model=OpenAIModel("gpt-4o-mini", base_url=server.url, api_key="k", retry=NO_RETRY))
         first = await agent.run_async("hello", session_id="s1", session_service=sessions)
         assert first.text == f"Hi {GRIN} there"
+        streamed = [e.text for e in first.events if e.partial]  # what a widget or a terminal shows as it comes
+        assert "".join(streamed) == f"Hi {GRIN} there"
+        for text in streamed:
+            text.encode("utf-8")  # each chunk on its own: no lone half
         second = await agent.run_async("and now?", session_id="s1", session_service=sessions)
         assert second.text == "Still here."
         history = strict(server.requests[1].body)["messages"]
@@ -158,3 +163,26 @@ async def test_state_a_callback_writes_that_the_store_cannot_keep_is_an_error_na
     assert [e.text for e in stored.events] == ["hi", "Hello."], "the answer stored before the callback is kept"
     agent.after_agent_callback = type(agent.after_agent_callback)(None)
     assert (await agent.run_async("hi", session_id="s1", session_service=sessions)).text == "Hello again."
+
+
+@pytest.mark.notebook
+def test_a_chat_in_a_kernel_streams_an_emoji_split_across_two_deltas() -> None:
+    """The live widget sends what streamed in since its last flush over the kernel's comm, which
+    encodes it as UTF-8: with the halves 0.3 s apart, one flush holds only the first."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    script = [openai_text("Hi ", "\ud83d", "\ude00", " there", delay=0.3), openai_text("Still here.")]
+    with LoopbackServer(script) as server:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+            "%load_ext adk_notebook\nfrom adk_notebook.models.openai import OpenAIModel\n"
+            f"model = OpenAIModel('gpt-4o-mini', base_url={server.url!r}, api_key='k')",
+            "%%agent emoji --model model\nBe brief.",
+            "%%chat emoji --session s1\nhello",
+            "%%chat emoji --session s1\nand now?",
+        )])
+        NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
+    errors = [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, "\n".join(f"{e.ename}: {e.evalue}" for e in errors)
+    shown = ["".join(o.data.get("text/plain", "") for o in c.outputs if o.output_type == "display_data") for c in nb.cells[2:]]
+    assert f"Hi {GRIN} there" in shown[0] and "Still here." in shown[1], shown

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .json_value import json_problem, repaired
+from .json_value import json_problem, repair_text, repaired
 
 __all__ = [
     "INVALID_ARGUMENTS_KEY",
@@ -22,6 +23,7 @@ __all__ = [
     "FunctionResponse",
     "Part",
     "Role",
+    "chunk_mender",
     "make_sendable",
     "malformed_call",
 ]
@@ -263,6 +265,31 @@ def make_sendable(content: Content) -> Content:
             if response.parts:
                 make_sendable(Content("tool", response.parts))
     return content
+
+
+def chunk_mender() -> Callable[[Content | None], Content | None]:
+    """A function that makes a model's streamed chunks encodable one by one (one per model call).
+
+    A stream may split an emoji's JSON-escaped surrogate halves across two chunks: each chunk on
+    its own is then text no widget, terminal or request can encode. A high surrogate that ends a
+    chunk's text is held back and joined to the next chunk's text, so the halves meet; any other
+    surrogate becomes U+FFFD. It runs per chunk: an ASCII chunk, the usual, costs one `isascii`
+    (a closure, not an object's `__call__`, which costs twice as much).
+    """
+    held: dict[bool, str] = {}  # by Part.thought: thoughts and answer are two streams
+
+    def mend(content: Content | None) -> Content | None:
+        if content is not None:
+            for part in content.parts:
+                text = part.text
+                if text is not None and (held or not text.isascii()):
+                    text = held.pop(part.thought, "") + text
+                    if text and "\ud800" <= text[-1] <= "\udbff":
+                        text, held[part.thought] = text[:-1], text[-1]
+                    part.text = repair_text(text)
+        return content
+
+    return mend
 
 
 def _excerpt(value: Any) -> str:

@@ -102,9 +102,8 @@ def storable(key: Any, value: Any) -> Any:
     """
     if not isinstance(key, str):
         raise AdkError.session(
-            f"State key {key!r} is not a string ({type(key).__name__}); state keys are strings (their prefix is "
-            "their scope). "
-            f"Use a string key, e.g. {str(key)!r}.",
+            f"State key {key!r} is not a string ({type(key).__name__}); state keys are strings, their prefix "
+            f"is their scope. Use a string key, e.g. {str(key)!r}.",
             code="not_serializable",
             category="invalid_input",
         )
