@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import subprocess
 import sys
 
 import pytest
+
+from claimant import CLAIMANT, start_with_pid
 
 from adk_notebook import (
     AdkError,
@@ -22,6 +25,7 @@ from adk_notebook import (
     SqliteSessionService,
     tool,
 )
+from adk_notebook.sessions.sqlite import _started_from_proc, _started_from_ps
 
 
 def agent_waiting_on(gate: asyncio.Event) -> LlmAgent:
@@ -61,7 +65,7 @@ async def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path) -> None:
     with sqlite3.connect(path) as raw:  # what a process killed mid-run leaves behind
         import socket
 
-        raw.execute("INSERT INTO session_runs VALUES (?, ?, ?, ?, ?, ?)",
+        raw.execute("INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) VALUES (?, ?, ?, ?, ?, ?)",
                     ("a", "u", session.id, "e-dead", int(dead.stdout), socket.gethostname()))
     with SqliteSessionService(path) as service:
         result = await LlmAgent(name="a", model=ScriptedModel(["hello"])).run_async(
@@ -69,12 +73,62 @@ async def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path) -> None:
     assert result.text == "hello"
 
 
+async def test_a_claim_whose_pid_another_process_reused_is_taken_over(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteSessionService(path) as service:
+        await service.create(app_name="a", user_id="u", session_id="s1")
+    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, str(path)], stdout=subprocess.PIPE)
+    try:
+        assert claimant.stdout.readline() == b"in tool\n"  # it holds the session, inside its tool
+        with SqliteSessionService(path) as service:
+            runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])),
+                            session_service=service)
+            with pytest.raises(AdkError) as caught:  # while it lives, the session is its
+                await runner.run_to_result(user_id="u", session_id="s1", content="hi")
+            message = caught.value.message
+            assert caught.value.code == "session_busy" and f"process {claimant.pid} on this machine" in message
+            assert "service.release_run(app_name='a', user_id='u', session_id='s1')" in message
+    finally:
+        claimant.kill()  # kill -9: its claim stays in the file
+        claimant.wait()
+    stranger = start_with_pid(claimant.pid, ["sleep", "60"])  # an unrelated process, with the claimant's pid
+    try:
+        with SqliteSessionService(path) as service:
+            runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])),
+                            session_service=service)
+            result = await runner.run_to_result(user_id="u", session_id="s1", content="hi")
+            assert result.text == "hello", "the session is usable again, with no manual step"
+            stored = await service.get(app_name="a", user_id="u", session_id="s1")
+        answers = [r.response["code"] for e in stored.events for r in e.function_responses()]
+        assert answers == ["interrupted"], "the killed run's call is answered"
+        assert stranger.poll() is None, "the stranger was left alone"
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+@pytest.mark.parametrize("started", [_started_from_proc, _started_from_ps], ids=["/proc", "ps"])
+def test_a_process_start_time_tells_a_new_process_from_the_one_that_had_its_pid(started) -> None:
+    if started is _started_from_proc and not os.path.exists("/proc/self/stat"):
+        pytest.skip("no /proc here")
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        first = started(sleeper.pid)
+        assert first and started(sleeper.pid) == first  # the same process: the same reading
+        assert started(os.getpid()) not in (None, first)  # another process (this one started earlier)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert started(sleeper.pid) is None  # gone
+
+
 async def test_a_claim_from_another_machine_is_refused_with_the_way_to_release_it(tmp_path) -> None:
     path = tmp_path / "s.db"
     with SqliteSessionService(path) as service:
         session = await service.create(app_name="a", user_id="u", session_id="s1")
         with sqlite3.connect(path) as raw:  # a run on another machine sharing the file (its pid means nothing here)
-            raw.execute("INSERT INTO session_runs VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')")
+            raw.execute("INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) "
+                        "VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')")
         runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])), session_service=service)
         with pytest.raises(AdkError) as caught:
             await runner.run_to_result(user_id="u", session_id=session.id, content="hi")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import sqlite3
+import subprocess
 import threading
-from contextlib import closing
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -226,16 +229,21 @@ async def test_event_and_state_are_one_transaction(tmp_path):
         assert got.events == [] and got.state == {"n": 0}
 
 
-async def test_state_that_json_cannot_carry_is_a_clear_error(db):
+async def test_state_that_json_cannot_carry_is_a_clear_error(store):
+    db = store.service
     with pytest.raises(AdkError) as info:
         await db.create(app_name=APP, user_id="u1", state={"when": object()})
     assert info.value.category == "invalid_input" and "'when'" in info.value.message
+    assert await db.list(app_name=APP, user_id="u1") == []
     session = await db.create(app_name=APP, user_id="u1")
+    event = Event("agent", Content.model("kept"), actions=EventActions(state_delta={"blob": {1, 2}, "n": 1}))
     with pytest.raises(AdkError) as info:
-        await db.append_event(session, Event("agent", actions=EventActions(state_delta={"blob": {1, 2}})))
+        await db.append_event(session, event)
     assert info.value.code == "not_serializable" and "'blob'" in info.value.message
-    got = await db.get(app_name=APP, user_id="u1", session_id=session.id)
-    assert got.events == [] and got.state == {}
+    assert "stored without this key" in info.value.message
+    # The event and the state it could keep are stored, so nothing it answered is lost.
+    for view in (session, await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)):
+        assert [e.text for e in view.events] == ["kept"] and view.state == {"n": 1}
 
 
 def test_missing_folder_is_a_clear_error(tmp_path):
@@ -245,6 +253,105 @@ def test_missing_folder_is_a_clear_error(tmp_path):
     assert error.component == "session" and error.category == "invalid_input"
     assert "does not exist" in error.message and "mkdir" in error.message
     assert not (tmp_path / "no").exists()
+
+
+@contextmanager
+def unwritable_folder(tmp_path: Path):
+    """A folder in which creating a file really fails, for this user (root ignores permission bits)."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    if os.geteuid() == 0:  # the immutable attribute stops root too
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("running as root where chattr +i is not possible: no folder is unwritable")
+    else:
+        folder.chmod(0o555)
+    try:
+        with pytest.raises(OSError):  # the premise: nothing can be created here
+            (folder / "probe").touch()
+        yield folder
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("where", ["locked folder", "/proc"])
+def test_a_database_that_cannot_be_created_is_a_clear_error(tmp_path, where):
+    with ExitStack() as stack:
+        folder = stack.enter_context(unwritable_folder(tmp_path)) if where == "locked folder" else Path("/proc")
+        path = folder / "sessions.db"
+        with pytest.raises(AdkError) as info:
+            SqliteSessionService(path)
+    error = info.value
+    assert (error.component, error.category, error.code) == ("session", "invalid_input", "session_db_not_writable")
+    assert repr(str(path)) in error.message and repr(str(folder)) in error.message
+    assert "another path" in error.message
+
+
+def damage(path: Path, sql: str) -> None:
+    with raw_db(path) as raw:
+        raw.execute(sql)
+
+
+DAMAGED_ROWS = {
+    "truncated event JSON": ("UPDATE events SET data = substr(data, 1, length(data) / 2) WHERE seq = 2", "events.seq 2",
+                             "DELETE FROM events WHERE seq = 2"),
+    "an event that is a JSON list": ("UPDATE events SET data = '[1, 2]' WHERE seq = 1", "events.seq 1",
+                                     "DELETE FROM events WHERE seq = 1"),
+    "an event missing its keys": ("""UPDATE events SET data = '{"author": "user"}' WHERE seq = 1""", "events.seq 1",
+                                  "DELETE FROM events WHERE seq = 1"),
+    "an event whose content has the wrong shape": (
+        """UPDATE events SET data = json_set(data, '$.content.parts', json('[{"function_call": 5}]')) WHERE seq = 1""",
+        "events.seq 1", "DELETE FROM events WHERE seq = 1"),
+    "session state that is not JSON": ("UPDATE sessions SET state = 'not json'", "session state",
+                                       "UPDATE sessions SET state = '{}'"),
+    "session state that is a number": ("UPDATE sessions SET state = 5", "session state", "UPDATE sessions SET state = '{}'"),
+    "user state that is not JSON": ("UPDATE user_states SET state = '{\"user:x\": '", "user state",
+                                    "UPDATE user_states SET state = '{}'"),
+    "app state that is a list": ("UPDATE app_states SET state = '[]'", "app state", "UPDATE app_states SET state = '{}'"),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGED_ROWS))
+async def test_a_damaged_row_is_a_clear_error_naming_the_file_and_the_row(tmp_path, case):
+    sql, row, fix = DAMAGED_ROWS[case]
+    path = tmp_path / "sessions.db"
+    with SqliteSessionService(path) as service:
+        session = await service.create(app_name=APP, user_id="u1", session_id="s1",
+                                       state={"n": 1, "user:x": 1, "app:y": 1})
+        for event in rich_events()[:2]:
+            await service.append_event(session, event)
+    damage(path, sql)
+    with SqliteSessionService(path) as service:
+        reads = [service.get(app_name=APP, user_id="u1", session_id="s1")]
+        if "state" in case:  # every read of the state row fails the same way, and so does a write to it
+            reads += [service.list(app_name=APP, user_id="u1"),
+                      service.append_event(session, Event("a", actions=EventActions(state_delta={
+                          "n": 2, "user:x": 2, "app:y": 2})))]
+            if "session" not in case:
+                reads.append(service.create(app_name=APP, user_id="u1", state={"user:x": 3, "app:y": 3}))
+        for read in reads:
+            with pytest.raises(AdkError) as info:
+                await read
+            error = info.value
+            assert (error.component, error.category, error.code) == ("session", "internal", "session_db_damaged"), error
+            assert repr(str(path)) in error.message and row in error.message and fix in error.message, error.message
+            assert "backup" in error.message
+    damage(path, fix)  # what the message says to do works
+    with SqliteSessionService(path) as service:
+        assert await service.get(app_name=APP, user_id="u1", session_id="s1") is not None
+
+
+@pytest.mark.parametrize("which", ["app_name", "user_id", "session_id"])
+async def test_an_id_sqlite_cannot_store_is_a_clear_error(db, which):
+    ids = {"app_name": APP, "user_id": "u1", "session_id": "s1", which: "caf\udce9"}  # a lone surrogate
+    for call in (db.create, db.get, db.delete):
+        with pytest.raises(AdkError) as info:
+            await call(**ids)
+        error = info.value
+        assert (error.component, error.category, error.code) == ("session", "invalid_input", "invalid_text"), error
+        assert repr(db.path) in error.message and "'caf\\udce9'" in error.message and "'caf\ufffd'" in error.message
+    assert await db.list(app_name=APP, user_id="u1") == []
 
 
 @pytest.mark.parametrize("content", [b"this is a notebook, not a database" * 100, b"PK\x03\x04" + bytes(4096)])
@@ -294,7 +401,7 @@ async def test_schema_settings_context_manager_repr_and_close(tmp_path):
     assert info.value.code == "session_service_closed" and "SqliteSessionService(" in info.value.message
     with raw_db(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert tables == {"sessions", "events", "app_states", "user_states", "session_runs"}
 
@@ -310,7 +417,31 @@ def test_a_version_1_file_is_upgraded_in_place(tmp_path):
     with SqliteSessionService(path) as service:
         assert asyncio.run(service.get(app_name=APP, user_id="u1", session_id="kept")) is not None
     with raw_db(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone() == (2,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+
+
+async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(tmp_path):
+    path = tmp_path / "v2.db"
+    with SqliteSessionService(path) as service:
+        await service.create(app_name=APP, user_id="u1", session_id="kept")
+    with raw_db(path) as raw:  # a version 2 file, claimed by a live process of this machine (pid 1)
+        raw.execute("DROP TABLE session_runs")
+        raw.execute("CREATE TABLE session_runs (app_name TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL, "
+                    "run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, "
+                    "PRIMARY KEY (app_name, user_id, session_id))")
+        raw.execute("INSERT INTO session_runs VALUES (?, 'u1', 'kept', 'e-v2', 1, ?)", (APP, socket.gethostname()))
+        raw.execute("PRAGMA user_version = 2")
+    with SqliteSessionService(path) as service:
+        session = await service.get(app_name=APP, user_id="u1", session_id="kept")
+        with pytest.raises(AdkError) as caught:  # a claim without a start time: its pid lives, so it holds
+            await service.begin_run(session, "e-new")
+        assert caught.value.code == "session_busy" and "e-v2" in caught.value.message
+        assert await service.release_run(app_name=APP, user_id="u1", session_id="kept")
+        await service.begin_run(session, "e-new")
+        await service.end_run(session, "e-new")
+    with raw_db(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+        assert [r[1] for r in raw.execute("PRAGMA table_info(session_runs)")][-1] == "started"
 
 
 def test_threads_append_to_different_sessions_at_once(tmp_path):

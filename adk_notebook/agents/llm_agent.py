@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core.content import Content, Part
+from ..core.content import Content, Part, chunk_mender, make_sendable
 from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
@@ -158,9 +158,10 @@ class LlmAgent(Agent):
             response = await self.before_model_callback(cb_ctx, request) if self.before_model_callback else None
             if response is None:
                 chunk, name, invocation_id = Event.chunk, self.name, ctx.invocation_id  # locals: once per chunk
+                mend = chunk_mender()  # an emoji split across two chunks: its halves meet
                 async for response in model.generate_content(request, stream=ctx.run_config.streaming):
                     if response.partial:
-                        yield chunk(name, response.content, invocation_id)
+                        yield chunk(name, mend(response.content), invocation_id)
                 if response is None or response.partial:
                     raise AdkError.model(f"Model {model.name!r} ended its answer without a complete response.",
                                          code="no_response", category="unavailable")
@@ -250,7 +251,8 @@ class LlmAgent(Agent):
     def _model_event(
         self, ctx: InvocationContext, response: LlmResponse, actions: EventActions, tools: Mapping[str, Tool]
     ) -> Event:
-        content = response.content if response.content is not None else Content("model", [])
+        # The complete answer, made sendable before anything reads it (an output schema, the tools).
+        content = make_sendable(response.content) if response.content is not None else Content("model", [])
         pending: list[str] = []
         for call in content.function_calls():
             # Our own id, whatever the provider sent: some servers number calls per answer

@@ -7,8 +7,12 @@ Plain slotted dataclasses: they are created per streamed chunk, so they must be 
 from __future__ import annotations
 
 import base64
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .json_value import json_problem, repair_text, repaired
 
 __all__ = [
     "INVALID_ARGUMENTS_KEY",
@@ -19,6 +23,8 @@ __all__ = [
     "FunctionResponse",
     "Part",
     "Role",
+    "chunk_mender",
+    "make_sendable",
     "malformed_call",
 ]
 
@@ -222,3 +228,72 @@ class Content:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Content:
         return cls(data["role"], [Part.from_dict(p) for p in data.get("parts", ())])
+
+
+def make_sendable(content: Content) -> Content:
+    """Make `content` safe to send in every later request, in place; returns it.
+
+    Text with surrogate code points is repaired (see `repair_text`: an emoji's halves that a
+    stream split across two chunks are paired again). Call arguments or a function response
+    strict JSON cannot carry (NaN, Infinity, a datetime) become an error naming the value's
+    path: the call is answered with that error instead of running, the response tells the model
+    what went wrong. Sessions do this to every event they store; it costs little for clean
+    content (one `isascii` per text, one C encode per call or response).
+    """
+    for part in content.parts:
+        if part.text is not None:
+            part.text = repaired(part.text)
+        call = part.function_call
+        if call is not None:
+            call.name, call.id = repaired(call.name), repaired(call.id)
+            problem = json_problem(call.args, "args")
+            if problem is None:
+                call.args = repaired(call.args)
+            else:
+                call.args = malformed_call(call.name, _excerpt(call.args), f"not strict JSON ({problem})", call.id).args
+        response = part.function_response
+        if response is not None:
+            response.name, response.id = repaired(response.name), repaired(response.id)
+            problem = json_problem(response.response, "the response")
+            if problem is None:
+                response.response = repaired(response.response)
+            else:
+                response.response = {
+                    "error": f"The response of tool {response.name!r} cannot be sent to a model: {problem}.",
+                    "code": "result_not_serializable",
+                }
+            if response.parts:
+                make_sendable(Content("tool", response.parts))
+    return content
+
+
+def chunk_mender() -> Callable[[Content | None], Content | None]:
+    """A function that makes a model's streamed chunks encodable one by one (one per model call).
+
+    A stream may split an emoji's JSON-escaped surrogate halves across two chunks: each chunk on
+    its own is then text no widget, terminal or request can encode. A high surrogate that ends a
+    chunk's text is held back and joined to the next chunk's text, so the halves meet; any other
+    surrogate becomes U+FFFD. It runs per chunk: an ASCII chunk, the usual, costs one `isascii`
+    (a closure, not an object's `__call__`, which costs twice as much).
+    """
+    held: dict[bool, str] = {}  # by Part.thought: thoughts and answer are two streams
+
+    def mend(content: Content | None) -> Content | None:
+        if content is not None:
+            for part in content.parts:
+                text = part.text
+                if text is not None and (held or not text.isascii()):
+                    text = held.pop(part.thought, "") + text
+                    if text and "\ud800" <= text[-1] <= "\udbff":
+                        text, held[part.thought] = text[:-1], text[-1]
+                    part.text = repair_text(text)
+        return content
+
+    return mend
+
+
+def _excerpt(value: Any) -> str:
+    try:
+        return json.dumps(value, default=repr)
+    except (ValueError, RecursionError):  # it contains itself, or is nested too deeply to print
+        return "…"

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.content import Content
+from ..core.content import Content, make_sendable
 from ..core.errors import AdkError
 from ..core.events import Event
-from ..core.state import TEMP_PREFIX, split_delta
+from ..core.state import TEMP_PREFIX, split_delta, storable
 
 __all__ = [
     "BaseSessionService",
@@ -107,11 +107,13 @@ def session_not_found(app_name: str, user_id: str, session_id: str) -> AdkError:
     )
 
 
-def session_busy(session_id: str, holder: str = "", hint: str = "") -> AdkError:
-    """The refusal of a second run; `holder` says who holds the session, `hint` what to do if it is gone."""
+def session_busy(app_name: str, user_id: str, session_id: str, holder: str = "", note: str = "") -> AdkError:
+    """The refusal of a second run; `holder` says who holds the session, `note` anything more about it."""
     return AdkError.session(
         f"Session {session_id!r} already has a run in progress{holder}; wait for it to finish (or cancel it "
-        f"with runner.cancel(...)) before sending the next message.{hint}",
+        f"with runner.cancel(...)) before sending the next message.{note} If that run is gone for good, release "
+        f"the session with `await service.release_run(app_name={app_name!r}, user_id={user_id!r}, "
+        f"session_id={session_id!r})`.",
         code="session_busy",
         category="unavailable",
     )
@@ -158,7 +160,7 @@ class BaseSessionService(ABC):
         key = (session.app_name, session.user_id, session.id)
         holder = claims.get(key)
         if holder is not None and holder != run_id and run_is_live(holder):
-            raise session_busy(session.id)
+            raise session_busy(*key)
         mark_run_live(run_id, True)
         claims[key] = run_id
 
@@ -170,25 +172,49 @@ class BaseSessionService(ABC):
         if claims.get(key) == run_id:
             del claims[key]
 
+    async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
+        """Drop the claim of the run holding a session, whoever holds it; False when none did.
+
+        Only for a run that is gone but still holds its session (here: its task is stuck for
+        good); otherwise two runs will write to one conversation.
+        """
+        return self._claims().pop((app_name, user_id, session_id), None) is not None
+
     def _claims(self) -> dict[tuple[str, str, str], str]:
         if self._run_claims is None:
             self._run_claims = {}
         return self._run_claims
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Store a complete event and apply its state delta; partial events are not stored."""
+        """Store a complete event and apply its state delta; partial events are not stored.
+
+        Whatever is stored is sent again in every later request, so the event is made sendable
+        first (`make_sendable`: text repaired, values strict JSON cannot carry answered with an
+        error naming where they are). A state value no store could keep (a datetime put in
+        `actions.state_delta` directly; writes through `ctx.state` are refused where they
+        happen) is left out: the event is stored without it, then AdkError `not_serializable`
+        names the key. Nothing the event carries besides is lost.
+        """
         if event.partial:
             return event
-        delta = event.actions.state_delta
-        if any(key.startswith(TEMP_PREFIX) for key in delta):
-            # temp: values serve this invocation through the live session; they never reach storage.
-            event.actions.state_delta = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+        if event.content is not None:
+            make_sendable(event.content)
+        live = delta = event.actions.state_delta
+        refused: list[str] = []
+        if delta:
+            live, event.actions.state_delta, refused = _storable_delta(delta)
         # Store first: when storing fails, the live session must not claim what was never kept.
         await self._store_event(session, event, *split_delta(event.actions.state_delta))
-        if delta:
-            session.state.update(delta)
+        if live:
+            session.state.update(live)
         session.events.append(event)
         session.last_update_time = event.timestamp
+        if refused:
+            raise AdkError.session(
+                f"{' '.join(refused)} The event was stored without {'this key' if len(refused) == 1 else 'these keys'}.",
+                code="not_serializable",
+                category="invalid_input",
+            )
         return event
 
     @abstractmethod
@@ -201,3 +227,22 @@ class BaseSessionService(ABC):
         session_delta: dict[str, Any],
     ) -> None:
         """Persist one complete event and the scoped parts of its state delta."""
+
+
+def _storable_delta(delta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(what the live session takes, what is stored, why the rest was refused) of a state delta.
+
+    `temp:` values serve this invocation through the live session; they never reach storage.
+    """
+    live: dict[str, Any] = {}
+    stored: dict[str, Any] = {}
+    refused: list[str] = []
+    for key, value in delta.items():
+        if isinstance(key, str) and key.startswith(TEMP_PREFIX):
+            live[key] = value
+            continue
+        try:
+            live[key] = stored[key] = storable(key, value)
+        except AdkError as exc:
+            refused.append(exc.message)
+    return live, stored, refused

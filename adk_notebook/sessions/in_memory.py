@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.events import Event, new_id
-from ..core.state import split_delta
+from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, session_exists
 
 __all__ = ["InMemorySessionService"]
@@ -45,7 +45,7 @@ class InMemorySessionService(BaseSessionService):
         key = (app_name, user_id, session_id)
         if key in self._sessions:
             raise session_exists(app_name, user_id, session_id)
-        app, user, own = split_delta(_copy(state or {}))
+        app, user, own = split_delta(_copy(checked_state(state or {})))
         self._app_state.setdefault(app_name, {}).update(app)
         self._user_state.setdefault((app_name, user_id), {}).update(user)
         self._sessions[key] = _Stored(own)

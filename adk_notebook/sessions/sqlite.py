@@ -1,12 +1,12 @@
 """Sessions in a SQLite file: persistent, embedded, standard library only.
 
-Tables (schema version 2, kept in `PRAGMA user_version`):
+Tables (schema version 3, kept in `PRAGMA user_version`):
 
     sessions      (app_name, user_id, id) -> session-scope state JSON, created/updated times
     events        seq (insertion order), session key, id, Event.to_dict() JSON, timestamp
     app_states    app_name -> `app:` state JSON
     user_states   (app_name, user_id) -> `user:` state JSON
-    session_runs  session key -> the run holding it: run id, process id, host (see begin_run)
+    session_runs  session key -> the run holding it: run id, process id and start, host (see begin_run)
 
 `temp:` keys never reach the file. Each stored event is one transaction together with its
 state changes, so a crash never keeps one without the other. sqlite3 is synchronous, but every
@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -29,14 +31,15 @@ from typing import Any
 
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
-from ..core.state import split_delta
+from ..core.json_value import json_problem, repair_text
+from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, mark_run_live, run_is_live, session_busy, session_exists
 
 __all__ = ["SqliteSessionService"]
 
-_SCHEMA_VERSION = 2
-# One encoder (dumps() builds one per call). ASCII output: a lone surrogate (a model cut off
-# mid-emoji) becomes an escape instead of text SQLite cannot encode.
+_SCHEMA_VERSION = 3  # 2 -> 3: session_runs.started
+# One encoder (dumps() builds one per call). ASCII output: a surrogate that got past
+# make_sendable (in an event's metadata, say) becomes an escape, not text SQLite cannot encode.
 _JSON = json.JSONEncoder(separators=(",", ":"))
 
 _SCHEMA = """
@@ -77,6 +80,7 @@ CREATE TABLE IF NOT EXISTS session_runs (
     run_id     TEXT NOT NULL,
     pid        INTEGER NOT NULL,
     host       TEXT NOT NULL,
+    started    TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (app_name, user_id, session_id)
 );
 """
@@ -87,7 +91,7 @@ _PROBES = (
     "SELECT seq, app_name, user_id, session_id, id, data, timestamp FROM events LIMIT 0",
     "SELECT app_name, state FROM app_states LIMIT 0",
     "SELECT app_name, user_id, state FROM user_states LIMIT 0",
-    "SELECT app_name, user_id, session_id, run_id, pid, host FROM session_runs LIMIT 0",
+    "SELECT app_name, user_id, session_id, run_id, pid, host, started FROM session_runs LIMIT 0",
 )
 
 _SESSION_KEY = "app_name = ? AND user_id = ? AND id = ?"
@@ -101,6 +105,7 @@ _PUT_USER_STATE = (
     "INSERT INTO user_states (app_name, user_id, state) VALUES (?, ?, ?) "
     "ON CONFLICT (app_name, user_id) DO UPDATE SET state = excluded.state"
 )
+_SCOPED = {"app_states": (_APP_STATE, _PUT_APP_STATE), "user_states": (_USER_STATE, _PUT_USER_STATE)}
 
 
 class SqliteSessionService(BaseSessionService):
@@ -144,10 +149,8 @@ class SqliteSessionService(BaseSessionService):
         self, *, app_name: str, user_id: str, session_id: str | None = None, state: dict[str, Any] | None = None
     ) -> Session:
         session_id = session_id or new_id()
-        app, user, own = split_delta(state or {})
-        own_json = _dumps(own, "the initial session state")
-        _dumps(app, "the initial app state")
-        _dumps(user, "the initial user state")
+        app, user, own = split_delta(checked_state(state or {}))
+        own_json = _JSON.encode(own)
         now = time.time()
         with self._transaction(write=True) as conn:
             if conn.execute(f"SELECT 1 FROM sessions WHERE {_SESSION_KEY}", (app_name, user_id, session_id)).fetchone():
@@ -157,8 +160,8 @@ class SqliteSessionService(BaseSessionService):
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (app_name, user_id, session_id, own_json, now, now),
             )
-            app_state = _merge(conn, _APP_STATE, _PUT_APP_STATE, (app_name,), app)
-            user_state = _merge(conn, _USER_STATE, _PUT_USER_STATE, (app_name, user_id), user)
+            app_state = _merge(self.path, conn, "app_states", (app_name,), app)
+            user_state = _merge(self.path, conn, "user_states", (app_name, user_id), user)
         return Session(session_id, app_name, user_id, state={**own, **app_state, **user_state}, last_update_time=now)
 
     async def get(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
@@ -167,12 +170,12 @@ class SqliteSessionService(BaseSessionService):
             row = conn.execute(f"SELECT state, updated_time FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
             if row is None:
                 return None
-            scoped = _scoped_state(conn, app_name, user_id)
+            scoped = _scoped_state(self.path, conn, app_name, user_id)
             rows = conn.execute(
-                "SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq", key
+                "SELECT seq, id, data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq", key
             ).fetchall()
-        events = [Event.from_dict(json.loads(data)) for (data,) in rows]
-        state = {**json.loads(row[0]), **scoped}
+        events = [_read_event(self.path, key, *event_row) for event_row in rows]
+        state = {**_read_state(self.path, row[0], "sessions", key), **scoped}
         return Session(session_id, app_name, user_id, state=state, events=events, last_update_time=row[1])
 
     async def list(self, *, app_name: str, user_id: str) -> list[Session]:
@@ -181,9 +184,15 @@ class SqliteSessionService(BaseSessionService):
                 "SELECT id, state, updated_time FROM sessions WHERE app_name = ? AND user_id = ? ORDER BY rowid",
                 (app_name, user_id),
             ).fetchall()
-            scoped = _scoped_state(conn, app_name, user_id) if rows else {}
+            scoped = _scoped_state(self.path, conn, app_name, user_id) if rows else {}
         return [
-            Session(sid, app_name, user_id, state={**json.loads(state), **scoped}, last_update_time=updated)
+            Session(
+                sid,
+                app_name,
+                user_id,
+                state={**_read_state(self.path, state, "sessions", (app_name, user_id, sid)), **scoped},
+                last_update_time=updated,
+            )
             for sid, state, updated in rows
         ]
 
@@ -199,18 +208,18 @@ class SqliteSessionService(BaseSessionService):
         user_delta: dict[str, Any],
         session_delta: dict[str, Any],
     ) -> None:
-        data = _dumps(event.to_dict(), f"event {event.id!r}", culprits=event.actions.state_delta)
+        data = _dumps(event.to_dict(), f"event {event.id!r}")
         key = (session.app_name, session.user_id, session.id)
         with self._transaction(write=True) as conn:
             row = conn.execute(f"SELECT state FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
             if row is None:  # deleted while running: nothing left to keep it in
                 return
             if session_delta:
-                state = json.loads(row[0])
+                state = _read_state(self.path, row[0], "sessions", key)
                 state.update(session_delta)
                 conn.execute(
                     f"UPDATE sessions SET state = ?, updated_time = ? WHERE {_SESSION_KEY}",
-                    (_dumps(state, "session state"), event.timestamp, *key),
+                    (_JSON.encode(state), event.timestamp, *key),
                 )
             else:
                 conn.execute(f"UPDATE sessions SET updated_time = ? WHERE {_SESSION_KEY}", (event.timestamp, *key))
@@ -219,24 +228,31 @@ class SqliteSessionService(BaseSessionService):
                 (*key, event.id, data, event.timestamp),
             )
             if app_delta:
-                _merge(conn, _APP_STATE, _PUT_APP_STATE, (session.app_name,), app_delta)
+                _merge(self.path, conn, "app_states", (session.app_name,), app_delta)
             if user_delta:
-                _merge(conn, _USER_STATE, _PUT_USER_STATE, (session.app_name, session.user_id), user_delta)
+                _merge(self.path, conn, "user_states", (session.app_name, session.user_id), user_delta)
 
     async def begin_run(self, session: Session, run_id: str) -> None:
         """Claim the session in the file, so runs in other processes see it too.
 
         A claim left by a process that died (kill -9, a crashed kernel) is stale and taken
-        over; so is one of this process whose run no longer has a task.
+        over, even when its process id now belongs to another process (the claim records when
+        its process started); so is one of this process whose run no longer has a task.
         """
         key = (session.app_name, session.user_id, session.id)
+        pid = os.getpid()
         with self._transaction(write=True) as conn:
             row = conn.execute(
-                "SELECT run_id, pid, host FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?", key
+                "SELECT run_id, pid, host, started FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?",
+                key,
             ).fetchone()
             if row is not None and row[0] != run_id and _claim_is_live(*row):
-                raise _busy(key, *row)
-            conn.execute("INSERT OR REPLACE INTO session_runs VALUES (?, ?, ?, ?, ?, ?)", (*key, run_id, os.getpid(), _HOST))
+                raise _busy(key, *row[:3])
+            conn.execute(
+                "INSERT OR REPLACE INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*key, run_id, pid, _HOST, _started(pid) or ""),
+            )
         mark_run_live(run_id, True)
 
     async def end_run(self, session: Session, run_id: str) -> None:
@@ -251,8 +267,9 @@ class SqliteSessionService(BaseSessionService):
         """Drop the claim of the run holding a session, whoever holds it; False when none did.
 
         For a claim that cannot expire by itself: one left by a process on another machine
-        sharing this file, which cannot be checked from here. Only call it when that run is
-        really gone, or two runs will write to one conversation.
+        sharing this file, which cannot be checked from here (or by a process whose start time
+        this system does not tell). Only call it when that run is really gone, or two runs will
+        write to one conversation.
         """
         with self._transaction(write=True) as conn:
             cursor = conn.execute(
@@ -283,6 +300,8 @@ class SqliteSessionService(BaseSessionService):
                     conn.rollback()
                 if isinstance(exc, sqlite3.Error):
                     raise _storage_error(self.path, exc, self._timeout) from exc
+                if isinstance(exc, UnicodeEncodeError):  # sqlite3 could not encode a parameter as UTF-8
+                    raise _not_text(self.path, exc) from exc
                 raise
 
 
@@ -290,18 +309,13 @@ _HOST = socket.gethostname()
 
 
 def _busy(key: tuple[str, str, str], run_id: str, pid: int, host: str) -> AdkError:
-    app_name, user_id, session_id = key
     if host == _HOST:
-        return session_busy(session_id, f" (run {run_id}, process {pid} on this machine)")
-    return session_busy(
-        session_id,
-        f" (run {run_id}, process {pid} on {host!r})",
-        " A claim from another machine cannot be checked from here: if that run is gone, release it with "
-        f"`await service.release_run(app_name={app_name!r}, user_id={user_id!r}, session_id={session_id!r})`.",
-    )
+        return session_busy(*key, f" (run {run_id}, process {pid} on this machine)")
+    return session_busy(*key, f" (run {run_id}, process {pid} on {host!r})",
+                        " A claim from another machine cannot be checked from here.")
 
 
-def _claim_is_live(run_id: str, pid: int, host: str) -> bool:
+def _claim_is_live(run_id: str, pid: int, host: str, started: str) -> bool:
     if host != _HOST:
         return True  # another machine's process cannot be checked from here
     if pid == os.getpid():
@@ -311,8 +325,41 @@ def _claim_is_live(run_id: str, pid: int, host: str) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass  # it exists, and belongs to another user
+    # The pid lives, but it may have been handed to another process since the claimant died.
+    return not started or _started(pid) in (None, started)
+
+
+def _started_from_proc(pid: int) -> str | None:
+    """When process `pid` started (boot id and clock ticks since boot); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read()
+    except OSError:
+        return None
+    # Field 2, the command name, is in parentheses and may hold spaces and ")"; field 22 is the start.
+    return f"{_BOOT_ID}:{int(fields[fields.rindex(b')') + 2 :].split()[19])}"
+
+
+def _started_from_ps(pid: int) -> str | None:
+    """The same, where there is no /proc (macOS, the BSDs): `ps` prints the start to the second."""
+    try:
+        shown = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return " ".join(shown.stdout.split()) or None
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            return boot.read().strip()
+    except OSError:
+        return ""
+
+
+_BOOT_ID = _boot_id()
+_started = _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
 
 
 def _open(path: str, timeout: float) -> sqlite3.Connection:
@@ -332,8 +379,9 @@ def _open(path: str, timeout: float) -> sqlite3.Connection:
                 code="session_db_is_folder",
                 category="invalid_input",
             )
-    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn: sqlite3.Connection | None = None
     try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")  # the first read of the file: a non-database fails here
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -346,15 +394,32 @@ def _open(path: str, timeout: float) -> sqlite3.Connection:
                 category="unsupported",
             )
         if version < _SCHEMA_VERSION:
-            conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
+            _upgrade(conn)
         for probe in _PROBES:
             conn.execute(probe)
     except BaseException as exc:
-        conn.close()
+        if conn is not None:
+            conn.close()
         if isinstance(exc, sqlite3.Error):
             raise _storage_error(path, exc, timeout) from exc
         raise
     return conn
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Create what is missing, in one transaction: the tables, and the columns later versions added."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA.split(";"):
+            conn.execute(statement)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(session_runs)")}
+        if "started" not in columns:  # a version 2 file
+            conn.execute("ALTER TABLE session_runs ADD COLUMN started TEXT NOT NULL DEFAULT ''")
+        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.rollback()
+        raise
 
 
 def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
@@ -374,9 +439,10 @@ def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
             category="unavailable",
         )
     if name.startswith(("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN")):
+        folder = os.path.dirname(os.path.abspath(path))
         return AdkError.session(
-            f"Cannot open or write the session database {path!r}: {exc}. Check the permissions of the file and "
-            "its folder, or pass another path.",
+            f"Cannot open or write the session database {path!r} ({exc}): check that its folder {folder!r} lets "
+            "this user create files and that the file, if it exists, is readable and writable; or pass another path.",
             code="session_db_not_writable",
             category="invalid_input",
         )
@@ -391,43 +457,106 @@ def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
     )
 
 
-def _dumps(value: Any, what: str, *, culprits: dict[str, Any] | None = None) -> str:
+def _dumps(value: Any, what: str) -> str:
+    """JSON for the file. State and content are made storable before they get here (see
+    BaseSessionService.append_event); what is left to fail is an event's metadata."""
     try:
         return _JSON.encode(value)
-    except (TypeError, ValueError) as exc:
-        bad = [key for key, item in (value if culprits is None else culprits).items() if not _is_json(item)]
-        which = f" (state key {bad[0]!r})" if bad else ""
+    except (TypeError, ValueError, RecursionError) as exc:
         raise AdkError.session(
-            f"Cannot store {what}{which} in the SQLite session database: {exc}. Keep state values and event "
-            "metadata to str, int, float, bool, None, lists and dicts; store a pydantic model as "
-            "`model.model_dump(mode='json')`.",
+            f"Cannot store {what} in the SQLite session database: {json_problem(value, 'the event')}. Keep event "
+            "metadata to str, int, float, bool, None, lists and dicts.",
             code="not_serializable",
             category="invalid_input",
         ) from exc
 
 
-def _is_json(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
 def _merge(
-    conn: sqlite3.Connection, select: str, upsert: str, key: tuple[str, ...], delta: dict[str, Any]
+    path: str, conn: sqlite3.Connection, table: str, key: tuple[str, ...], delta: dict[str, Any]
 ) -> dict[str, Any]:
     """Read-modify-write one scoped state row inside the caller's transaction; returns the new state."""
+    select, upsert = _SCOPED[table]
     row = conn.execute(select, key).fetchone()
-    state = json.loads(row[0]) if row else {}
+    state = _read_state(path, row[0], table, key) if row else {}
     if delta:
         state.update(delta)
         conn.execute(upsert, (*key, _JSON.encode(state)))
     return state
 
 
-def _scoped_state(conn: sqlite3.Connection, app_name: str, user_id: str) -> dict[str, Any]:
+def _scoped_state(path: str, conn: sqlite3.Connection, app_name: str, user_id: str) -> dict[str, Any]:
     """App state then user state, merged in the order sessions see them."""
     app = conn.execute(_APP_STATE, (app_name,)).fetchone()
     user = conn.execute(_USER_STATE, (app_name, user_id)).fetchone()
-    return {**(json.loads(app[0]) if app else {}), **(json.loads(user[0]) if user else {})}
+    return {
+        **(_read_state(path, app[0], "app_states", (app_name,)) if app else {}),
+        **(_read_state(path, user[0], "user_states", (app_name, user_id)) if user else {}),
+    }
+
+
+# -- rows damaged by hand, by another program or by a disk: an error that says which and what to do --
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _read_state(path: str, text: Any, table: str, key: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON object of a state row (`key`: its app name, user id, session id, as far as `table` has them)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"is not JSON ({exc})"
+    else:
+        if type(value) is dict:
+            return value
+        problem = f"is {_JSON_KINDS.get(type(value), 'null')} in JSON, not an object"
+    what = {"sessions": f"the session state of session {key[-1]!r}", "user_states": f"the user state of user {key[-1]!r}",
+            "app_states": f"the app state of app {key[0]!r}"}[table]
+    where = " AND ".join(f"{column} = {_sql_text(value)}" for column, value in zip(("app_name", "user_id", "id"), key))
+    raise _damaged(path, f"{what} ({table} table) {problem}",
+                   f"reset that state: `sqlite3 {shlex.quote(path)} \"UPDATE {table} SET state = '{{}}' WHERE {where}\"`")
+
+
+def _read_event(path: str, key: tuple[str, str, str], seq: int, event_id: str, data: Any) -> Event:
+    try:
+        value = json.loads(data)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"is not JSON ({exc})"
+    else:
+        if type(value) is not dict:
+            problem = f"is {_JSON_KINDS.get(type(value), 'null')} in JSON, not an object"
+        else:
+            try:
+                return Event.from_dict(value)
+            except KeyError as exc:
+                problem = f"has no {exc.args[0]!r} where an event needs one"
+            except (TypeError, ValueError, AttributeError, RecursionError) as exc:
+                problem = f"is not an event this version can read ({type(exc).__name__}: {exc})"
+    app_name, user_id, session_id = key
+    raise _damaged(
+        path,
+        f"event {event_id!r} of session {session_id!r} (events.seq {seq}) {problem}",
+        f"remove that event (`sqlite3 {shlex.quote(path)} \"DELETE FROM events WHERE seq = {seq}\"`) or the whole session "
+        f"(`await service.delete(app_name={app_name!r}, user_id={user_id!r}, session_id={session_id!r})`)",
+    )
+
+
+def _damaged(path: str, what: str, remedy: str) -> AdkError:
+    return AdkError.session(
+        f"The session database {path!r} has a damaged row: {what}. Restore the file from a backup, or {remedy}.",
+        code="session_db_damaged",
+        category="internal",
+    )
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _not_text(path: str, exc: UnicodeEncodeError) -> AdkError:
+    text = exc.object
+    return AdkError.session(
+        f"{text!r} cannot be kept in the session database {path!r}: it holds {text[exc.start:exc.end]!r}, half of "
+        f"a UTF-16 surrogate pair, which is not text. Pass app names, user ids and session ids that are valid "
+        f"text, e.g. {repair_text(text)!r}.",
+        code="invalid_text",
+        category="invalid_input",
+    )

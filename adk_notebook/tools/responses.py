@@ -10,8 +10,11 @@ build and return a `FunctionResponseData` itself:
         \"\"\"Draw a chart.\"\"\"
         return FunctionResponseData({"title": title}).with_inline_data("image/png", render(title))
 
-Nothing a tool returns crashes the run: a value JSON cannot carry, media that cannot be read
-or too many inline bytes become `{"error": ..., "code": ...}` for the model to read.
+Nothing a tool returns crashes the run: a value strict JSON cannot carry (a datetime, NaN or
+Infinity: the error names where it is, e.g. `the result['stats'][1] is nan`), media that cannot
+be read or too many inline bytes become `{"error": ..., "code": ...}` for the model to read.
+NaN is not turned into null: the model would read "missing" where the tool meant "undefined",
+and the tool's author would never hear of it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import base64
 import binascii
 import dataclasses
 import io
-import json
 import os
 import sys
 import types
@@ -28,9 +30,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-
 from ..core.content import Blob, FileData, FunctionResponse, Part
 from ..core.errors import AdkError
+from ..core.json_value import json_problem
 from .files import resolve_file_uri
 
 __all__ = ["MAX_INLINE_DATA_BYTES", "FunctionResponseData", "to_function_response", "to_response_dict"]
@@ -39,7 +41,6 @@ MAX_INLINE_DATA_BYTES = 20 * 1024 * 1024
 """Most inline bytes one function response may carry (all its items together); Gemini's
 request limit is 20 MB. Larger media belong in `file_data` references."""
 
-_SCALARS = (str, int, float, bool, type(None))
 _MEDIA_KEYS = ("inline_data", "file_data")
 
 # (offset, magic bytes, MIME type): the formats providers accept in function responses.
@@ -250,13 +251,12 @@ def _checked(tool_name: str, data: FunctionResponseData) -> FunctionResponseData
             f"{MAX_INLINE_DATA_BYTES:,}. Send large media as file_data (a URI) instead, or make it smaller.",
             "inline_data_too_large",
         )
-    try:
-        json.dumps(data.response)
-    except (TypeError, ValueError) as exc:
+    problem = json_problem(data.response, "the result")
+    if problem is not None:
         return _failure(
-            f"Tool {tool_name!r} returned a value that cannot be sent to the model ({exc}). "
-            "Return str, int, float, bool, None, lists, dicts or pydantic models; put bytes and images "
-            "under 'inline_data'.",
+            f"Tool {tool_name!r} returned a value that cannot be sent to the model: {problem}. "
+            "Return str, int, float (finite), bool, None, lists, dicts or pydantic models; put bytes and "
+            "images under 'inline_data'.",
             "result_not_serializable",
         )
     return data

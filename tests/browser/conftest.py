@@ -15,8 +15,10 @@ Session fixtures:
   lab_tab        (module scope) one browser context and page: JupyterLab loads once per module.
 Function fixture:
   lab_page       that page wrapped in `LabPage` (open a notebook, run all cells, wait for the
-                 kernel, read outputs, save, reload, take screenshots); everything the test
-                 opened is closed and its kernels shut down afterwards.
+                 kernel, hold a run where the test looks, read outputs, save, reload, take
+                 screenshots); everything the test opened is closed and its kernels shut down
+                 afterwards. Every wait is on what the page shows (or on a run held there),
+                 never on a fixed time: the suite must pass on a loaded machine.
 
 JupyterLab and Playwright come from the `browser` extra (`pip install -e ".[browser]"`);
 nothing else is installed at test time.
@@ -431,6 +433,17 @@ RUN_JS = """(index) => {
 }"""
 
 
+SETTLE_JS = """async (roots) => {
+  const images = roots.flatMap(root => [...root.querySelectorAll('img')]);
+  await Promise.all(images.map(img => img.complete ? null : new Promise(done => {
+    img.addEventListener('load', done, {once: true});
+    img.addEventListener('error', done, {once: true});
+  })));
+  // The load/error events of images that just completed are queued tasks: let them run.
+  for (let i = 0; i < 3; i++) await new Promise(done => setTimeout(done, 0));
+}"""
+
+
 class LabPage:
     """One browser page on the lab server, with the helpers the tests share."""
 
@@ -555,26 +568,29 @@ class LabPage:
             self.page.keyboard.press("Escape")
             for _ in self.prompts():
                 self.page.keyboard.press("Shift+Enter")
-        # The prompts of the cells to run turn to [*] at once; wait for that, not for a race.
-        self.wait_for(lambda: any("*" in p for p in self.prompts()) or self.all_numbered(), 10, "run to start")
+        # The prompts of the cells to run turn to [*] at once; wait for that, not for a race
+        # (answering a dialog the run may raise, such as "Select Kernel").
+        self.wait_for(lambda: self.dismiss() or any("*" in p for p in self.prompts()) or self.all_numbered(), 60,
+                      "the run to start")
 
     def all_numbered(self) -> bool:
         prompts = self.prompts()
         return bool(prompts) and all(re.fullmatch(r"\[\d+\]:", p) for p in prompts)
 
     def wait_run_done(self, timeout: float = 120) -> None:
-        """No cell running or queued and the kernel idle (twice in a row, 0.3 s apart)."""
-        calm = 0
+        """The run is over as the page shows it: no cell running or queued, the kernel idle in the
+        page (its idle status comes after every output of the run on the same channel) and on the
+        server, and no live run view left (each %%chat's view is replaced by its transcript)."""
+        live = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .adk-rv")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            busy = any("*" in p for p in self.prompts())
-            idle = not busy and self.lab.kernel_state(self.path or "") == "idle"
-            calm = calm + 1 if idle else 0
-            if calm >= 2:
+            if (not any("*" in p for p in self.prompts()) and self._status() == "idle"
+                    and self.lab.kernel_state(self.path or "") == "idle" and live.count() == 0):
                 return
-            time.sleep(0.3)
+            time.sleep(0.1)
         self.screenshot("timeout")
-        raise AssertionError(f"cells still running after {timeout} s: {self.prompts()}")
+        raise AssertionError(f"the run did not end within {timeout} s: prompts {self.prompts()}, page status "
+                             f"{self._status()}, {live.count()} live views left")
 
     def run_all_and_wait(self, timeout: float = 120) -> None:
         with timed(f"run all cells of {self.path}"):
@@ -590,6 +606,41 @@ class LabPage:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out after {timeout} s waiting for {what}")
             time.sleep(interval)
+
+    def eventually(self, check: Callable[[], None], timeout: float = 15, interval: float = 0.1) -> None:
+        """Run `check`, which asserts what the page shows, until it passes; after `timeout`, its last failure.
+
+        JupyterLab draws outputs after the kernel sends them (markdown and HTML renderers are
+        asynchronous), so a page read once right after a run may be read at an unlucky moment.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                check()
+                return
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(interval)
+
+    # -- holding a run where the test wants to look at it --------------------------------
+    def hold(self, *names: str) -> None:
+        """Create the files `names` in the lab root: the notebook under test waits at a point of
+        its run while its file exists (`held` in test_lab.py), so the test can look at the page
+        there for as long as it needs, however slow the machine."""
+        for name in names:
+            (self.lab.root / name).touch()
+
+    def release(self, *names: str) -> None:
+        """Let a run held by `hold` go on."""
+        for name in names:
+            (self.lab.root / name).unlink(missing_ok=True)
+
+    def settle(self, scope: Any = None) -> None:
+        """Every image in `scope` (a locator, on this page or another; default: this page) has
+        loaded or failed, and the event handlers queued for that have run: what an <img onerror>
+        payload would need to fire, if it were markup."""
+        (scope if scope is not None else self.page.locator("body")).evaluate_all(SETTLE_JS)
 
     # -- reading -------------------------------------------------------------------------
     def cells(self) -> Any:
@@ -645,11 +696,10 @@ class LabPage:
 
     # -- saving and pictures -------------------------------------------------------------
     def save(self, timeout: float = 20) -> None:
-        """Ctrl+S, then wait until the tab is clean and the file on disk has outputs."""
-        self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first.click(position={"x": 5, "y": 5})
-        self.page.keyboard.press("Escape")
-        self.page.keyboard.press("Control+s")
+        """Save the notebook (File > Save, as a command: it resolves once the server has the file),
+        then check the tab is clean."""
         self.dismiss()
+        self.page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
         self.wait_for(lambda: self.page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count() == 0,
                       timeout, "the notebook to be saved")
 

@@ -48,6 +48,18 @@ def code_index(lab: Lab, path: str, marker: str) -> int:
     raise AssertionError(f"{path} has no code cell containing {marker!r}")
 
 
+def _contains(container: Any, item: Any) -> None:
+    assert item in container, f"{item!r} not in {container!r}"
+
+
+def _equal(a: Any, b: Any) -> None:
+    assert a == b, f"{a!r} != {b!r}"
+
+
+def _at_least(a: Any, b: Any) -> None:
+    assert a >= b, f"{a!r} < {b!r}"
+
+
 def image_loaded(locator) -> bool:
     return locator.evaluate("img => img.complete && img.naturalWidth > 0")
 
@@ -66,8 +78,20 @@ def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 PDF = (b"%PDF-1.4\\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj "
        b"3 0 obj<</Type/Page/MediaBox[0 0 200 200]/Parent 2 0 R>>endobj\\ntrailer<</Root 1 0 R>>\\n%%EOF\\n")'''
 
+# A run waits at a point while a file exists (LabPage.hold / release), so a test can look at the
+# live view there for as long as the machine needs, instead of racing a sleep of fixed length.
+HELD = '''import os
+
+async def held(name: str) -> None:
+    """Wait while the file `name` exists (two minutes at most): tests/browser holds the run here."""
+    for _ in range(2400):
+        if not os.path.exists(name):
+            return
+        await asyncio.sleep(0.05)'''
+
 MULTIMODAL = [
     "%load_ext adk_notebook\nimport asyncio\nfrom adk_notebook import FunctionCall, ScriptedModel",
+    HELD,
     PNG_CELL,
     '''%%tool
 def make_chart(title: str) -> dict:
@@ -89,19 +113,22 @@ async def pause(seconds: float) -> dict:
         seconds: How long.
     """
     await asyncio.sleep(seconds)
+    await held("multimodal.hold")
     return {"paused": seconds}''',
-    'model = ScriptedModel([FunctionCall("make_chart", {"title": "Q4"}), FunctionCall("pause", {"seconds": 3}), '
+    'model = ScriptedModel([FunctionCall("make_chart", {"title": "Q4"}), FunctionCall("pause", {"seconds": 0.1}), '
     '"Here is the **Q4** chart and its report."])',
     "%%agent charts --model model --tools make_chart,pause\nDraw charts.",
     "%%chat charts\nChart Q4, please.",
 ]
 
-# A model that streams slowly (as a real provider on a slow day) and a tool that sleeps while
-# reporting progress: the run lasts ~6 s, long enough to watch the widget grow.
+# A model that streams (as a real provider does) and a tool that reports progress; each waits at
+# the points the test looks at (chunks 0, 1 and 2 of the answer, step 2 of the tool) until the
+# page has shown them, so the widget is seen to grow however slow the machine is.
 SLOW = [
     "%load_ext adk_notebook\nimport asyncio\nfrom adk_notebook import Content, FunctionCall, Llm, LlmResponse, Part",
+    HELD,
     '''class SlowModel(Llm):
-    """Turn 1: a sentence, then a tool call. Turn 2: 40 chunks, 80 ms apart, ending in THE-END."""
+    """Turn 1: a sentence, then a tool call. Turn 2: 40 chunks, ending in THE-END."""
 
     name = "slow"
 
@@ -114,9 +141,11 @@ SLOW = [
             words, call = ["Let ", "me ", "look ", "that ", "up. "], FunctionCall("slow_lookup", {"topic": "streaming"})
         else:
             words, call = [f"chunk{i:02d} " for i in range(40)] + ["THE-END"], None
-        for word in words:
-            await asyncio.sleep(0.08)
+        for i, word in enumerate(words):
+            await asyncio.sleep(0.02)
             yield LlmResponse(Content("model", [Part(text=word)]), partial=True, turn_complete=False)
+            if self.turn == 2 and i < 3:
+                await held(f"chunk{i}.hold")
         parts = [Part(text="".join(words))] + ([Part(function_call=call)] if call else [])
         yield LlmResponse(Content("model", parts), finish_reason="stop")
 
@@ -130,7 +159,9 @@ async def slow_lookup(topic: str, ctx) -> dict:
     """
     for step in range(1, 5):
         await ctx.emit_progress("stdout", f"step {step} of 4\\n")
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.1)
+        if step == 2:
+            await held("step2.hold")
     return {"topic": topic, "answer": "found it"}''',
     "%%agent streamer --model model --tools slow_lookup\nAnswer slowly.",
     "%%chat streamer\nTell me about streaming.",
@@ -165,7 +196,7 @@ def test_smoke_print_and_html(lab: Lab, lab_page: LabPage) -> None:
     lab_page.run_all_and_wait(60)
     lab_page.assert_no_errors()
     assert lab_page.prompts() == ["[1]:", "[2]:"]
-    assert "hello from the kernel" in lab_page.output_text(0)
+    lab_page.eventually(lambda: _contains(lab_page.output_text(0), "hello from the kernel"))
     html = lab_page.page.locator("#smoke-html")
     assert html.inner_text() == "bold html"
     assert html.locator("i").count() == 1
@@ -189,14 +220,18 @@ def test_quickstart_runs_in_lab(lab: Lab, lab_page: LabPage) -> None:
     assert lab_page.all_numbered(), lab_page.prompts()
     chats = chat_cells(lab, path)
     assert chats, "01_quickstart.ipynb has no %%chat cell"
-    for index in chats:
-        shot = lab_page.run_snapshot(index)
-        assert shot["kind"] == "static", f"code cell {index} left no transcript: {lab_page.output_text(index)!r}"
-        assert shot["status"] == "done", shot
-        assert shot["text"].strip(), f"no model text in the transcript: {shot}"
-    tools = [t for i in chats for t in lab_page.run_snapshot(i)["tools"]]
-    assert tools, "no tool card in any transcript"
-    assert all(t["args"].strip().startswith("{") and t["result"] for t in tools), tools
+
+    def transcripts_shown() -> None:
+        for index in chats:
+            shot = lab_page.run_snapshot(index)
+            assert shot["kind"] == "static", f"code cell {index} left no transcript: {lab_page.output_text(index)!r}"
+            assert shot["status"] == "done", shot
+            assert shot["text"].strip(), f"no model text in the transcript: {shot}"
+        tools = [t for i in chats for t in lab_page.run_snapshot(i)["tools"]]
+        assert tools, "no tool card in any transcript"
+        assert all(t["args"].strip().startswith("{") and t["result"] for t in tools), tools
+
+    lab_page.eventually(transcripts_shown)
     first = lab_page.transcripts(chats[0]).first
     for summary in first.locator("details > summary").all():
         summary.click()  # the result is folded away; open it as a user would
@@ -220,16 +255,21 @@ def test_multimodal_tool_image_and_pdf_links(lab: Lab, lab_page: LabPage) -> Non
     path = write_notebook(lab, "multimodal_small.ipynb", MULTIMODAL)
     chat = code_index(lab, path, "%%chat")
     lab_page.open(path)
-    lab_page.run_all()
-    lab_page.wait_for(lambda: any(t["name"] == "pause" and t["status"] == "running"
-                                  for t in lab_page.run_snapshot(chat).get("tools") or []), 60, "the pause tool")
-    view = lab_page.widgets(chat)
-    assert _wait_images(lab_page, view.locator("img.adk-rv-img")) == 1
-    assert view.locator("img.adk-rv-img").evaluate("img => img.naturalWidth") == 64
-    hrefs = _hrefs(view.locator(".adk-rv-file a[href]"))
-    assert any(h.startswith("blob:") for h in hrefs), f"the inline PDF is not a blob: link in the live view: {hrefs}"
-    assert "https://example.com/reports/q4.pdf" in hrefs, hrefs
-    lab_page.screenshot_of(view, "live")
+    lab_page.hold("multimodal.hold")  # the run waits in its pause tool until the live view was looked at
+    try:
+        lab_page.run_all()
+        lab_page.wait_for(lambda: any(t["name"] == "pause" and t["status"] == "running"
+                                      for t in lab_page.run_snapshot(chat).get("tools") or []), 120, "the pause tool")
+        view = lab_page.widgets(chat)
+        assert _wait_images(lab_page, view.locator("img.adk-rv-img")) == 1
+        assert view.locator("img.adk-rv-img").evaluate("img => img.naturalWidth") == 64
+        lab_page.eventually(lambda: _contains(_hrefs(view.locator(".adk-rv-file a[href]")),
+                                              "https://example.com/reports/q4.pdf"))
+        hrefs = _hrefs(view.locator(".adk-rv-file a[href]"))
+        assert any(h.startswith("blob:") for h in hrefs), f"the inline PDF is not a blob: link in the live view: {hrefs}"
+        lab_page.screenshot_of(view, "live")
+    finally:
+        lab_page.release("multimodal.hold")
 
     lab_page.wait_run_done(60)
     lab_page.assert_no_errors()
@@ -252,7 +292,8 @@ def test_multimodal_notebook(lab: Lab, lab_page: LabPage) -> None:
     lab_page.assert_no_errors()
     assert lab_page.all_numbered(), lab_page.prompts()
     transcripts = lab_page.transcripts()
-    assert transcripts.count() == len(chat_cells(lab, path)) >= 1
+    lab_page.eventually(lambda: _equal(transcripts.count(), len(chat_cells(lab, path))))
+    assert transcripts.count() >= 1
     images = lab_page.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .adk-run img")
     assert _wait_images(lab_page, images) >= 1
     hrefs = _hrefs(lab_page.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .adk-run a[href]"))
@@ -269,20 +310,33 @@ def test_streamed_text_appears_before_the_run_ends(lab: Lab, lab_page: LabPage) 
     path = write_notebook(lab, "streaming.ipynb", SLOW)
     chat = code_index(lab, path, "%%chat")
     lab_page.open(path)
-    lab_page.run_all()
+    # The run waits at step 2 of its tool and after each of the answer's first three chunks,
+    # each until the page has shown it: what is sampled below does not depend on timing.
+    holds = {"step2.hold": lambda s: any("step 2 of 4" in t["log"] and t["status"] == "running" for t in s["tools"])}
+    holds |= {f"chunk{i}.hold": (lambda s, i=i: f"chunk{i:02d}" in s["text"]) for i in range(3)}
+    lab_page.hold(*holds)
     samples = []  # what the cell showed while it was still [*]
     shot_taken = False
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        shot = lab_page.run_snapshot(chat)
-        if shot["prompt"] != "[*]:":
-            break
-        if shot["kind"]:
-            samples.append(shot)
-            if not shot_taken and "chunk1" in shot["text"]:
-                lab_page.screenshot_of(lab_page.widgets(chat).first, "mid-run")
-                shot_taken = True
-        time.sleep(0.1)
+    try:
+        lab_page.run_all()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            shot = lab_page.run_snapshot(chat)
+            if shot["prompt"] != "[*]:":
+                break
+            if shot["kind"] == "live":
+                samples.append(shot)
+                for name, shown in list(holds.items()):
+                    if shown(shot):
+                        lab_page.release(name)
+                        del holds[name]
+                if not shot_taken and "chunk01" in shot["text"]:
+                    lab_page.screenshot_of(lab_page.widgets(chat).first, "mid-run")
+                    shot_taken = True
+            time.sleep(0.05)
+    finally:
+        lab_page.release(*holds)
+    assert not holds, f"the page never showed what these holds wait for: {sorted(holds)}"
     lab_page.wait_run_done(60)
     lab_page.assert_no_errors()
     final = lab_page.run_snapshot(chat)
@@ -314,8 +368,9 @@ def test_stop_button_cancels_a_long_tool(lab: Lab, lab_page: LabPage) -> None:
     lab_page.open(path)
     lab_page.run_all()
     lab_page.wait_for(lambda: any(t["status"] == "running" for t in lab_page.run_snapshot(chat).get("tools") or []),
-                      60, "the long tool to be running")
-    version = lab_page.output_text(0)
+                      120, "the long tool to be running")
+    version = lab_page.wait_for(lambda: re.search(r"ipykernel \d+\S*", lab_page.output_text(0)), 15,
+                                "cell 0 to print the ipykernel version").group(0)
     major = int(re.search(r"ipykernel (\d+)", version).group(1))
     if major < 7:
         pytest.skip(f"{version.strip()}: ipykernel 6 holds widget messages until the cell ends (DESIGN.md)")
@@ -329,8 +384,8 @@ def test_stop_button_cancels_a_long_tool(lab: Lab, lab_page: LabPage) -> None:
     lab_page.wait_run_done(30)
     shot = lab_page.run_snapshot(chat)
     assert shot["status"] == "cancelled" and not shot["stopVisible"], shot
-    assert "Run cancelled." in lab_page.output_text(chat)
-    assert "after the chat" in lab_page.output_text(chat + 1), "Run All did not go on after a stopped run"
+    lab_page.eventually(lambda: _contains(lab_page.output_text(chat), "Run cancelled."))
+    lab_page.eventually(lambda: _contains(lab_page.output_text(chat + 1), "after the chat"))  # Run All went on
     assert lab_page.all_numbered(), lab_page.prompts()
     lab_page.screenshot_of(lab_page.code_cells().nth(chat).locator(".jp-OutputArea"), "cancelled")
     print(f"Stop -> 'cancelled' in {latency:.2f} s")
@@ -373,7 +428,7 @@ XSS = "99_xss_probe.ipynb"
 
 
 def _assert_probe_safe(lab_page: LabPage, scope, where: str) -> None:
-    time.sleep(0.3)  # an <img onerror> fires asynchronously
+    lab_page.settle(scope)  # an <img onerror> would fire once its image failed to load
     assert lab_page.pwned() is None, f"window.__pwned was set ({where})"
     shown = scope.inner_text()
     for payload in PAYLOADS:
@@ -388,18 +443,22 @@ def _assert_probe_safe(lab_page: LabPage, scope, where: str) -> None:
 def test_xss_probe(lab: Lab, lab_page: LabPage, tmp_path: Path) -> None:
     chat = code_index(lab, XSS, "%%chat")
     lab_page.open(XSS)
-    lab_page.run_all()
-    # 1. The live widget, while the run waits in its last tool (the markdown turn is drawn).
-    lab_page.wait_for(lambda: any(t["name"] == "pause" and t["status"] == "running"
-                                  for t in lab_page.run_snapshot(chat).get("tools") or []), 60, "the pause tool")
-    view = lab_page.widgets(chat)
-    assert view.count() == 1
-    for summary in view.locator(".adk-rv-result summary").all():
-        summary.click()
-    _assert_probe_safe(lab_page, view, "live widget")
-    assert view.locator("a").count() == 0, "the model's javascript: links became anchors in the live widget"
-    assert view.locator(".adk-rv-text strong").count() >= 1, "the finished markdown turn was not drawn as markdown"
-    lab_page.screenshot_of(view, "live")
+    lab_page.hold("xss_probe.hold")  # the notebook's pause tool waits while this file exists
+    try:
+        lab_page.run_all()
+        # 1. The live widget, while the run waits in its last tool (the markdown turn is drawn).
+        lab_page.wait_for(lambda: any(t["name"] == "pause" and t["status"] == "running"
+                                      for t in lab_page.run_snapshot(chat).get("tools") or []), 120, "the pause tool")
+        view = lab_page.widgets(chat)
+        assert view.count() == 1
+        lab_page.eventually(lambda: _at_least(view.locator(".adk-rv-text strong").count(), 1))  # markdown drawn
+        for summary in view.locator(".adk-rv-result summary").all():
+            summary.click()
+        _assert_probe_safe(lab_page, view, "live widget")
+        assert view.locator("a").count() == 0, "the model's javascript: links became anchors in the live widget"
+        lab_page.screenshot_of(view, "live")
+    finally:
+        lab_page.release("xss_probe.hold")
 
     # 2. The static transcript that replaces it, rendered by JupyterLab as trusted HTML.
     lab_page.wait_run_done(60)
@@ -432,7 +491,7 @@ def test_xss_probe(lab: Lab, lab_page: LabPage, tmp_path: Path) -> None:
         page.route(re.compile(r"^https?://"), lambda route: route.abort())  # CDN scripts: offline here
         page.goto((tmp_path / "probe.html").as_uri(), wait_until="load")
         assert page.locator(".adk-run").count() == 1
-        time.sleep(0.3)
+        lab_page.settle(page.locator(".adk-run"))
         assert page.evaluate("() => window.__pwned") is None, "window.__pwned was set (nbconvert HTML)"
         shown = page.locator(".adk-run").inner_text()
         for payload in PAYLOADS:

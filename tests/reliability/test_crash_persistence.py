@@ -498,7 +498,9 @@ def check_the_checker(db: Path, reported: list[dict[str, Any]], folder: Path) ->
                                    "FROM events "
                                    "WHERE id = '{response}'",
     }
-    run = reported[len(reported) // 2]
+    # A run of its own: [user, call, response, answer] (a parent run that first answered a call a kill
+    # left open has one event more, and its ids[2] is not a response).
+    run = next(r for r in reported[len(reported) // 2 :] + reported if len(r["ids"]) == 4)
     for what, sql in damage.items():
         copy = folder / "damaged.db"
         with sqlite3.connect(db) as source, sqlite3.connect(copy) as target:

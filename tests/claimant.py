@@ -1,0 +1,48 @@
+"""A real claimant for tests of session claims: a process that runs an agent into a tool and stays there.
+
+`CLAIMANT` is a script (`python -c CLAIMANT path/to/sessions.db`) that prints "in tool" once its
+run holds session "s1" of user "u" in app "a"; `start_with_pid` starts a process on a given pid,
+to show what happens when the kernel hands a dead claimant's pid to another process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+__all__ = ["CLAIMANT", "start_with_pid"]
+
+CLAIMANT = r"""
+import asyncio, sys
+from adk_notebook import FunctionCall, LlmAgent, ScriptedModel, SqliteSessionService, tool
+
+@tool
+async def slow() -> dict:
+    "Take a long time."
+    print("in tool", flush=True)
+    await asyncio.sleep(120)
+    return {}
+
+agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("slow", {}), "done"]), tools=[slow])
+agent.run("go", session_id="s1", user_id="u", session_service=SqliteSessionService(sys.argv[1]))
+"""
+
+
+def start_with_pid(pid: int, argv: list[str]) -> subprocess.Popen[bytes]:
+    """A process that gets `pid` (free again after its owner died), as the kernel would in time hand it out.
+
+    Linux lets root choose the next pid (/proc/sys/kernel/ns_last_pid); other processes may take
+    it first, so this retries."""
+    for _ in range(200):
+        try:
+            with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+                last.write(str(pid - 1))
+        except OSError as exc:
+            pytest.skip(f"cannot choose the next pid here ({exc}): needs Linux and root")
+        process = subprocess.Popen(argv)
+        if process.pid == pid:
+            return process
+        process.kill()
+        process.wait()
+    pytest.fail(f"pid {pid} was always taken by another process first")
