@@ -263,11 +263,8 @@ def _bad_value_route(route: str, key: Any, value: Any) -> dict[str, Any]:
              "a before-model callback": "before_model_callback", "an after-agent callback": "after_agent_callback"}[route]: write}
 
 
-_DEFECT_11 = pytest.mark.xfail(strict=True, reason="issue 13 defect 11 (fixed elsewhere): a raising tool callback "
-                               "leaves its call unanswered; remove this mark when that fix lands")
 ROUTES = [
-    "a tool", "a tool into actions.state_delta",
-    pytest.param("a before-tool callback", marks=_DEFECT_11), pytest.param("an after-tool callback", marks=_DEFECT_11),
+    "a tool", "a tool into actions.state_delta", "a before-tool callback", "an after-tool callback",
     "a before-model callback", "an after-agent callback",
 ]
 
