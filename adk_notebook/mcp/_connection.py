@@ -16,6 +16,7 @@ From every state but "connected" the next request connects again.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import shutil
 import sys
@@ -234,6 +235,7 @@ class Connection:
         """Start the transport and the session, and do the MCP handshake."""
         from .client import StdioServer
 
+        _warm_up()
         server = self.server
         if isinstance(server, StdioServer):
             tail = StderrTail(server.redact, self._on_stderr_closed)
@@ -339,6 +341,17 @@ class Connection:
         if not lines:
             return ""
         return "\nIts last stderr lines:\n" + "\n".join(f"    {line}" for line in lines[-10:])
+
+
+_warming: asyncio.Future[Any] | None = None
+
+
+def _warm_up() -> None:
+    """Import jsonschema (seconds, here) on a worker thread while the first server starts: the
+    arguments of every call are checked with it, and the SDK checks structured results with it."""
+    global _warming
+    if _warming is None:
+        _warming = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "jsonschema.validators"))
 
 
 def _progress_line(done: float, total: float | None, message: str | None) -> str:
