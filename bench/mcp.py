@@ -30,12 +30,12 @@ from typing import Any
 # be the `mcp` the next line imports instead of the SDK.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-import jsonschema  # noqa: E402, F401 - both clients use it; import it before the clock starts
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+import jsonschema  # noqa: F401 - both clients use it; import it before the clock starts
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-from adk_notebook.mcp import McpToolset, StdioServer  # noqa: E402
-from adk_notebook.tools.simple_context import SimpleToolContext  # noqa: E402
+from adk_notebook.mcp import McpToolset, StdioServer
+from adk_notebook.tools.simple_context import SimpleToolContext
 
 EVERYTHING = (Path(os.environ.get("ADK_MCP_NODE_PREFIX") or Path.home() / ".cache/adk-notebook/mcp-node")
               / "node_modules/.bin/mcp-server-everything")

@@ -42,6 +42,12 @@ def our_server() -> StdioServer:
     return StdioServer(sys.executable, ["-m", "adk_notebook", "mcp", "serve", str(SERVED)])
 
 
+def stubborn_server() -> StdioServer:
+    """Our server behind a shell that outlives it by a minute: it stops only when it is stopped
+    (the SDK's close sends SIGTERM to its process group when stdin's end does not end it)."""
+    return StdioServer("sh", ["-c", f"'{sys.executable}' -m adk_notebook mcp serve '{SERVED}'; sleep 60"])
+
+
 def everything_server() -> StdioServer:
     if not EVERYTHING.exists():
         reason = f"@modelcontextprotocol/server-everything is not installed in {NODE_PREFIX} (bash .ci/run installs it)"

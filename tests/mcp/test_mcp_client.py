@@ -17,12 +17,12 @@ from typing import Any
 import psutil
 import pytest
 from mcp_helpers import (
-    SERVED,
     children,
     close,
     everything_server,
     our_server,
     server_pid,
+    stubborn_server,
     time_server,
     wait_until,
 )
@@ -334,16 +334,37 @@ def test_close_leaves_no_child_process_and_the_toolset_can_reconnect() -> None:
     assert children() <= before
 
 
-def test_the_interpreter_exit_closes_servers() -> None:
-    """A script that never closes its toolset leaves no server behind when it exits."""
+def test_the_interpreter_exit_stops_servers_a_script_never_closed() -> None:
+    server = stubborn_server()
     code = ("import asyncio, psutil, sys; from adk_notebook.mcp import McpToolset, StdioServer\n"
-            f"t = McpToolset(StdioServer(sys.executable, ['-m', 'adk_notebook', 'mcp', 'serve', {str(SERVED)!r}]))\n"
+            f"t = McpToolset(StdioServer({server.command!r}, {list(server.args)!r}))\n"
             "asyncio.run(t.tools())\n"
-            "print(*[p.pid for p in psutil.Process().children()])\n")
+            "print(*[p.pid for p in psutil.Process().children(recursive=True)])\n")
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     pids = [int(p) for p in done.stdout.split()]
-    assert pids
-    wait_until(lambda: not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-                               for p in pids), timeout=5)
+    assert len(pids) >= 2  # the shell and the server under it
+    wait_until(lambda: not any(_alive(p) for p in pids), timeout=10)
     assert "cancel scope" not in done.stderr and "Traceback" not in done.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+async def test_a_cancelled_call_stops_there_and_the_session_goes_on(our_tools: McpToolset) -> None:
+    """What the Stop button or an interrupt does to a run waiting on an MCP call."""
+    await our_tools.tools()
+    pid = server_pid(our_tools)
+    waiting = asyncio.ensure_future(our_tools.call_tool("slow", {"seconds": 30}))
+    await asyncio.sleep(0.5)
+    started = time.monotonic()
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert time.monotonic() - started < 1
+    assert (await our_tools.call_tool("add", {"a": 2, "b": 2})).response == {"sum": 4}
+    assert server_pid(our_tools) == pid and our_tools.status == "connected"

@@ -12,7 +12,7 @@ import nbformat
 import psutil
 import pytest
 from IPython.core.error import UsageError
-from mcp_helpers import EVERYTHING, everything_server, wait_until
+from mcp_helpers import EVERYTHING, everything_server, stubborn_server, wait_until
 from nbclient import NotebookClient
 
 from adk_notebook import FunctionCall, ScriptedModel
@@ -120,9 +120,11 @@ def test_reset_stops_the_servers(ws: Workspace) -> None:
 
 # -- a real kernel -----------------------------------------------------------------------------
 def kernel_notebook(everything: str) -> nbformat.NotebookNode:
+    stubborn = stubborn_server()
     config = {"mcpServers": {
         "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"TOKEN": "${ADK_SECRET}"}},
         "everything": {"command": everything, "args": ["stdio"]},
+        "stubborn": {"command": stubborn.command, "args": list(stubborn.args)},  # outlives its stdin
     }}
     script = [FunctionCall("get_current_time", {"timezone": "Asia/Tokyo"}), "It is evening in Tokyo.",
               FunctionCall("get-tiny-image", {}), "Here is the logo.",
@@ -174,8 +176,8 @@ def test_mcp_and_chat_in_a_real_kernel_never_mention_a_cancel_scope() -> None:
     assert "It is morning in London." in cell_text(london)
     assert re.search(r"\ntime +stdio .+ connected +get_current_time, convert_time", cell_text(adk_mcp))
     servers = [int(p) for p in cell_text(pids).split()]
-    assert len(servers) == 2  # one process per server, whichever loop used it
-    wait_until(lambda: not any(_alive(pid) for pid in servers), timeout=10)  # closed at kernel shutdown
+    assert len(servers) == 4  # one per server whichever loop used it (the stubborn one is a shell and its child)
+    wait_until(lambda: not any(_alive(pid) for pid in servers), timeout=10)  # stopped at kernel shutdown
 
 
 def _alive(pid: int) -> bool:
