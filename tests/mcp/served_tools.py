@@ -53,6 +53,7 @@ async def slow(seconds: float) -> dict:
     Args:
         seconds: How long to wait.
     """
+    print(f"slow: waiting {seconds} s", file=sys.stderr, flush=True)  # tests wait for this line
     await asyncio.sleep(seconds)
     return {"waited": seconds}
 

@@ -191,29 +191,34 @@ async def test_one_server_process_serves_every_event_loop(time_tools: McpToolset
 
 # -- failures --------------------------------------------------------------------------------
 @pytest.mark.parametrize("which", ["everything", "ours"])
-async def test_a_server_killed_mid_call_fails_clearly_then_the_next_run_reconnects(which: str) -> None:
+async def test_a_server_killed_mid_call_fails_clearly_then_the_next_call_reconnects(which: str) -> None:
     server = everything_server() if which == "everything" else our_server()
-    slow = (FunctionCall("trigger-long-running-operation", {"duration": 20, "steps": 20}) if which == "everything"
-            else FunctionCall("slow", {"seconds": 20}))
-    quick = FunctionCall("echo", {"message": "back"}) if which == "everything" else FunctionCall("add", {"a": 1, "b": 1})
+    slow = (("trigger-long-running-operation", {"duration": 20, "steps": 20}) if which == "everything"
+            else ("slow", {"seconds": 20}))
+    quick = ("echo", {"message": "back"}) if which == "everything" else ("add", {"a": 1, "b": 1})
     toolset = McpToolset(server, name=which)
+    progress: list[str] = []
     try:
         await toolset.tools()
         pid = server_pid(toolset)
-        running = asyncio.ensure_future(run(toolset, slow))
-        await asyncio.sleep(1.0)
+        running = asyncio.ensure_future(toolset.call_tool(*slow, progress=progress.append))
+        # Kill it only once the call is running there (a first progress step, or the tool's own line).
+        def in_flight() -> bool:
+            return bool(progress) or any(line.startswith("slow: waiting") for line in toolset.stderr_lines)
+
+        await asyncio.to_thread(wait_until, in_flight, 30)
         psutil.Process(pid).kill()
         started = time.monotonic()
-        result = await asyncio.wait_for(running, 15)
+        with pytest.raises(AdkError) as caught:
+            await asyncio.wait_for(running, 15)
         assert time.monotonic() - started < 5
-        [response] = responses(result)
-        message = response.response["error"]
-        assert response.response["code"] == "mcp_server_exited"
-        assert server.label in message and f"the call to {slow.name!r}" in message
-        assert "Its last stderr lines:" in message
-        assert ("Starting default (STDIO) server" if which == "everything" else "loading served_tools") in message
+        error = caught.value
+        assert error.code == "mcp_server_exited" and error.is_retryable()
+        assert server.label in error.message and f"the call to {slow[0]!r}" in error.message
+        assert "Its last stderr lines:" in error.message
+        assert ("Starting default (STDIO) server" if which == "everything" else "slow: waiting 20.0 s") in error.message
         assert toolset.status == "exited"
-        again = await run(toolset, quick)
+        again = await run(toolset, FunctionCall(*quick))  # the next run starts it again
         [answer] = responses(again)
         assert "error" not in answer.response and server_pid(toolset) != pid
     finally:
@@ -235,7 +240,7 @@ async def test_a_killed_http_server_fails_the_call_then_a_new_one_is_reached(htt
     try:
         assert "add" in {t.name for t in await toolset.tools()}
         running = asyncio.ensure_future(run(toolset, FunctionCall("slow", {"seconds": 20})))
-        await asyncio.sleep(1.0)
+        await asyncio.to_thread(wait_until, lambda: any("slow: waiting" in line for line in http_process.lines), 30)
         http_process.stop()
         [response] = responses(await asyncio.wait_for(running, 15))
         assert response.response["code"] == "mcp_server_exited" and http_process.url in response.response["error"]
