@@ -16,6 +16,7 @@ From every state but "connected" the next request connects again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import shutil
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import httpx2  # the SDK's HTTP client
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -133,7 +135,8 @@ class Connection:
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
-                report(_progress_line(progress, total, message))
+                with contextlib.suppress(RuntimeError):  # the run it was for has ended (its loop closed)
+                    report(_progress_line(progress, total, message))
 
         async def call(session: ClientSession) -> types.CallToolResult:
             return await session.call_tool(name, args, read_timeout_seconds=timeout,
@@ -149,12 +152,8 @@ class Connection:
             return await job.future
         except MCPError as exc:
             raise await self._mcp_error(exc, what, timeout) from None
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError) as exc:
             raise await self._died(what, exc) from None
-        except Exception as exc:
-            if _is_transport_error(exc):
-                raise await self._died(what, exc) from None
-            raise
 
     async def _mcp_error(self, exc: MCPError, what: str, timeout: float | None) -> AdkError:
         if exc.code == types.REQUEST_TIMEOUT:
@@ -238,7 +237,8 @@ class Connection:
         _warm_up()
         server = self.server
         if isinstance(server, StdioServer):
-            tail = StderrTail(server.redact, self._on_stderr_closed)
+            home = asyncio.get_running_loop()
+            tail = StderrTail(server.redact, lambda: self._on_stderr_closed(tail, home))
             self.stderr = tail
             params = StdioServerParameters(command=_command(server.command, server.env), args=list(server.args),
                                            env=dict(server.env) if server.env else None, cwd=server.cwd)
@@ -255,19 +255,16 @@ class Connection:
         self.server_name = result.server_info.name
         return session
 
-    def _on_stderr_closed(self) -> None:
+    def _on_stderr_closed(self, tail: StderrTail, home: asyncio.AbstractEventLoop) -> None:
         """The reader thread saw EOF: the server exited. Wind the session down if it was live."""
-        tail = self.stderr
 
         def note() -> None:
             if self.stderr is tail and self.status == "connected" and self._queue is not None:
                 self.status = "exited"
                 self._queue.put_nowait(_DIED)
 
-        try:
-            _loop.loop().call_soon_threadsafe(note)
-        except RuntimeError:  # the loop is closed: the interpreter is exiting
-            pass
+        if not home.is_closed():
+            home.call_soon_threadsafe(note)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -328,6 +325,10 @@ class Connection:
             return AdkError("mcp", "unavailable", "mcp_server_exited",
                             f"{label} exited before it finished starting. Fix the command, its arguments or "
                             f"its environment, then run again.{self._stderr_text()}")
+        if isinstance(cause, MCPError) and tail is None:
+            return AdkError("mcp", "unavailable", "mcp_connect_failed",
+                            f"{label} refused the MCP handshake: {cause.message}. Check the URL (servers made with "
+                            "the MCP SDK answer at /mcp) and the headers.")
         hint = " Is it running?" if tail is None else ""
         return AdkError("mcp", "unavailable", "mcp_connect_failed",
                         f"{label} could not be reached: {_describe(cause)}.{hint}{self._stderr_text()}")
@@ -381,11 +382,6 @@ def _root_cause(exc: BaseException) -> BaseException:
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    """httpx2's connection errors, without importing it for stdio users."""
-    return any(cls.__name__ in ("TransportError", "ConnectError", "RemoteProtocolError") for cls in type(exc).__mro__)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

@@ -69,8 +69,10 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
-def server_pid(toolset: McpToolset, before: set[int] = frozenset()) -> int:  # type: ignore[assignment]
-    """The pid of the process a stdio toolset started: the child whose command line is the server's."""
+def server_pid(toolset: McpToolset, before: set[int]) -> int:
+    """The pid of the process a stdio toolset started since `before` (a `children()` taken before
+    it connected): the new child whose command line is the server's. Other toolsets of the same
+    server may be running, hence `before`."""
     server = toolset.server
     assert isinstance(server, StdioServer)
     wanted = Path(server.command).name

@@ -173,7 +173,7 @@ async def test_progress_notifications_become_tool_progress(fixture: str, call: F
 # -- one connection, any loop ----------------------------------------------------------------
 async def test_one_server_process_serves_every_event_loop(time_tools: McpToolset) -> None:
     await time_tools.tools()
-    pid = server_pid(time_tools)
+    running = children()
     agent = LlmAgent(name="bot", model=ScriptedModel([FunctionCall("get_current_time", {"timezone": "UTC"}), "a",
                                                       FunctionCall("get_current_time", {"timezone": "UTC"}), "b"]),
                      toolsets=[time_tools])
@@ -186,7 +186,7 @@ async def test_one_server_process_serves_every_event_loop(time_tools: McpToolset
     for result in (here, inside):
         [response] = responses(result)
         assert response.response["timezone"] == "UTC"
-    assert elsewhere and server_pid(time_tools) == pid
+    assert elsewhere and children() == running  # no other process started
 
 
 # -- failures --------------------------------------------------------------------------------
@@ -198,9 +198,10 @@ async def test_a_server_killed_mid_call_fails_clearly_then_the_next_call_reconne
     quick = ("echo", {"message": "back"}) if which == "everything" else ("add", {"a": 1, "b": 1})
     toolset = McpToolset(server, name=which)
     progress: list[str] = []
+    before = children()
     try:
         await toolset.tools()
-        pid = server_pid(toolset)
+        pid = server_pid(toolset, before)
         running = asyncio.ensure_future(toolset.call_tool(*slow, progress=progress.append))
         # Kill it only once the call is running there (a first progress step, or the tool's own line).
         def in_flight() -> bool:
@@ -220,19 +221,24 @@ async def test_a_server_killed_mid_call_fails_clearly_then_the_next_call_reconne
         assert toolset.status == "exited"
         again = await run(toolset, FunctionCall(*quick))  # the next run starts it again
         [answer] = responses(again)
-        assert "error" not in answer.response and server_pid(toolset) != pid
+        assert "error" not in answer.response and server_pid(toolset, before) != pid
     finally:
         close(toolset)
 
 
-async def test_a_server_that_died_between_calls_is_started_again(time_tools: McpToolset) -> None:
-    await time_tools.tools()
-    pid = server_pid(time_tools)
-    psutil.Process(pid).kill()
-    wait_until(lambda: time_tools.status == "exited")
-    result = await run(time_tools, FunctionCall("get_current_time", {"timezone": "UTC"}))
-    [response] = responses(result)
-    assert response.response["timezone"] == "UTC" and server_pid(time_tools) != pid
+async def test_a_server_that_died_between_calls_is_started_again() -> None:
+    toolset = McpToolset(time_server())
+    before = children()
+    try:
+        await toolset.tools()
+        pid = server_pid(toolset, before)
+        psutil.Process(pid).kill()
+        await asyncio.to_thread(wait_until, lambda: toolset.status == "exited")
+        result = await run(toolset, FunctionCall("get_current_time", {"timezone": "UTC"}))
+        [response] = responses(result)
+        assert response.response["timezone"] == "UTC" and server_pid(toolset, before) != pid
+    finally:
+        close(toolset)
 
 
 async def test_a_killed_http_server_fails_the_call_then_a_new_one_is_reached(http_process: Any) -> None:
@@ -253,16 +259,17 @@ async def test_a_killed_http_server_fails_the_call_then_a_new_one_is_reached(htt
 
 async def test_a_call_past_its_timeout_fails_and_the_server_stays() -> None:
     toolset = McpToolset(our_server(), name="ours", timeout=0.5)
+    before = children()
     try:
         await toolset.tools()
-        pid = server_pid(toolset)
+        pid = server_pid(toolset, before)
         started = time.monotonic()
         with pytest.raises(AdkError) as caught:
             await toolset.call_tool("slow", {"seconds": 10})
         assert caught.value.category == "timeout" and "within 0.5 s" in caught.value.message
         assert time.monotonic() - started < 3
         assert (await toolset.call_tool("add", {"a": 1, "b": 2})).response == {"sum": 3}
-        assert server_pid(toolset) == pid
+        assert server_pid(toolset, before) == pid
     finally:
         close(toolset)
 
@@ -363,7 +370,7 @@ def _alive(pid: int) -> bool:
 async def test_a_cancelled_call_stops_there_and_the_session_goes_on(our_tools: McpToolset) -> None:
     """What the Stop button or an interrupt does to a run waiting on an MCP call."""
     await our_tools.tools()
-    pid = server_pid(our_tools)
+    running = children()
     waiting = asyncio.ensure_future(our_tools.call_tool("slow", {"seconds": 30}))
     await asyncio.sleep(0.5)
     started = time.monotonic()
@@ -372,4 +379,15 @@ async def test_a_cancelled_call_stops_there_and_the_session_goes_on(our_tools: M
         await waiting
     assert time.monotonic() - started < 1
     assert (await our_tools.call_tool("add", {"a": 2, "b": 2})).response == {"sum": 4}
-    assert server_pid(our_tools) == pid and our_tools.status == "connected"
+    assert children() == running and our_tools.status == "connected"  # the same server, still up
+
+
+async def test_a_wrong_url_says_what_to_check(http_served: Any) -> None:
+    toolset = McpToolset(HttpServer(http_served.url.replace("/mcp", "/api"), headers={"Authorization": "Bearer t0ps3cr3t"}))
+    with pytest.raises(AdkError) as caught:
+        await toolset.tools()
+    assert "refused the MCP handshake: Not Found" in caught.value.message and "/mcp" in caught.value.message
+    assert "t0ps3cr3t" not in str(caught.value) + repr(toolset)
+    async with McpToolset(HttpServer(http_served.url)) as right:
+        assert [t.name for t in await right.tools()][:1] == ["add"]
+    assert right.status == "closed"
