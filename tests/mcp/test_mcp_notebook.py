@@ -47,6 +47,13 @@ def test_the_claude_desktop_json_defines_one_toolset_per_server(ws: Workspace) -
     assert SECRET not in card.text + card.html + repr(time) + repr(docs)
 
 
+def test_timeouts_come_from_the_entry_then_the_cell(ws: Workspace) -> None:
+    ws.define_mcp('{"mcpServers": {"a": {"command": "x", "timeout": 120}, "b": {"command": "y"}}}', timeout=5)
+    assert (ws.mcp["a"].timeout, ws.mcp["b"].timeout) == (120, 5)
+    ws.define_mcp('{"mcpServers": {"b": {"command": "y"}}}')
+    assert ws.mcp["b"].timeout == 30  # changed: the default again, a new toolset
+
+
 def test_an_unchanged_server_is_kept_and_a_changed_one_replaced_in_its_agents(ws: Workspace) -> None:
     ws.define_mcp(json.dumps(CONFIG))
     time = ws.mcp["time"]
@@ -154,6 +161,13 @@ def everything_output(nb: nbformat.NotebookNode) -> str:
     return "\n".join(out)
 
 
+def widget_media(nb: nbformat.NotebookNode, tool: str) -> list[dict[str, Any]]:
+    """The media of `tool`'s cards in the run widgets' saved state (what the live view drew)."""
+    saved = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    return [media for model in saved.values() for item in model["state"].get("state", {}).get("items", [])
+            if item.get("k") == "tool" and item.get("name") == tool for media in item.get("media", [])]
+
+
 def cell_text(cell: Any) -> str:
     return "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
                      for o in cell.outputs)
@@ -172,6 +186,8 @@ def test_mcp_and_chat_in_a_real_kernel_never_mention_a_cancel_scope() -> None:
     assert "It is evening in Tokyo." in cell_text(tokyo) and "+09:00" in cell_text(tokyo)
     [shown] = [o for o in logo.outputs if "text/html" in o.get("data", {})]
     assert 'src="data:image/png;base64,iVBORw0KGgo' in shown.data["text/html"]  # the MCP image, inline
+    assert any(m["mime"] == "image/png" and m["data"].startswith("iVBORw0KGgo")  # and in the live widget's state
+               for m in widget_media(nb, "get-tiny-image") if m["k"] == "image")
     assert "1/3" in cell_text(progress) and "3/3" in cell_text(progress)
     assert "It is morning in London." in cell_text(london)
     assert re.search(r"\ntime +stdio .+ connected +get_current_time, convert_time", cell_text(adk_mcp))
