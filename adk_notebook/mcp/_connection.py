@@ -100,7 +100,6 @@ class Connection:
         self.status = "not connected"
         self.error: AdkError | None = None
         self.stderr: StderrTail | None = None
-        self.server_name = ""  # what the server calls itself, once connected
         self._owner: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Any] | None = None
         self._lock: asyncio.Lock | None = None
@@ -251,8 +250,7 @@ class Connection:
             read, write = await stack.enter_async_context(streamable_http_client(server.url, http_client=http))
         session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
         with anyio.fail_after(self.connect_timeout):
-            result = await session.initialize()
-        self.server_name = result.server_info.name
+            await session.initialize()
         return session
 
     def _on_stderr_closed(self, tail: StderrTail, home: asyncio.AbstractEventLoop) -> None:
