@@ -40,6 +40,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     kernel.uninstall(ipython)
     if magics is None:
         return
+    magics.workspace.mcp.close_all([])  # its MCP servers stop
     manager = ipython.magics_manager
     for kind, names in magics.magics.items():
         for name in names:

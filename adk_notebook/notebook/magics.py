@@ -1,4 +1,4 @@
-"""The magics — `%%tool`, `%%agent`, `%%chat` / `%chat`, `%adk` — thin over a `Workspace`.
+"""The magics — `%%tool`, `%%agent`, `%%mcp`, `%%chat` / `%chat`, `%adk` — thin over a `Workspace`.
 
 A magic parses its options with IPython's magic_arguments (so `%%agent?` shows them) and hands
 off to a `Workspace` method (`workspace.py`), which tests call without a shell. It returns a rich
@@ -61,7 +61,7 @@ def _names(values: Sequence[str] | None) -> list[str]:
 
 @magics_class
 class AdkMagics(Magics):
-    """%%tool, %%agent, %%chat / %chat and %adk."""
+    """%%tool, %%agent, %%mcp, %%chat / %chat and %adk."""
 
     def __init__(self, shell: Any, workspace: Workspace | None = None) -> None:
         super().__init__(shell)
@@ -138,6 +138,23 @@ class AdkMagics(Magics):
         )
         return agent_card(agent)
 
+    @magic_arguments("%mcp")
+    @argument("--timeout", type=float, metavar="S", help="Seconds one tool call may take (default 30; a server's "
+              "own \"timeout\" wins).")
+    @no_var_expand
+    @cell_magic
+    def mcp(self, line: str, cell: str) -> Display:
+        """Define MCP servers from Claude Desktop's JSON: one toolset per server.
+
+        {"mcpServers": {"time": {"command": "mcp-server-time", "args": [...], "env": {...}},
+                        "docs": {"url": "http://127.0.0.1:8000/mcp", "headers": {...}}}}
+        "${VAR}" reads an environment variable; env and header values are never shown.
+        Servers start on first use; use them with %%agent NAME --tools time (all its tools)
+        or --tools time.get_current_time. %adk mcp shows their status and tools.
+        """
+        args = _parse(self.mcp, line, "%%mcp")
+        return self.workspace.define_mcp(cell, timeout=args.timeout)
+
     @magic_arguments("%chat")
     @argument("agent", help="The agent's name (from %%%%agent, or a variable holding an agent).")
     @argument("message", nargs="*", help="%%chat only: the message, the rest of the line.")
@@ -176,9 +193,10 @@ class AdkMagics(Magics):
                                         new_session=args.new_session)
 
     @magic_arguments()
-    @argument("command", nargs="?", choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model"],
-              help="What to show (default: tools and agents).")
-    @argument("target", nargs="?", help="The AGENT (state, request), TOOL (schema) or model STRING (model).")
+    @argument("command", nargs="?", choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model",
+                                             "mcp"], help="What to show (default: tools and agents).")
+    @argument("target", nargs="?", help="The AGENT (state, request), TOOL (schema), model STRING (model) or MCP "
+              "server (mcp).")
     @argument("--session", metavar="ID", help="state/request: the session (default: the agent's current one).")
     @argument("--user", metavar="U", help="state/request: the user id.")
     @argument("--message", metavar="TEXT", help="request: the next user message to show in the contents.")
@@ -191,14 +209,14 @@ class AdkMagics(Magics):
         """Look at the notebook's tools, agents, sessions and state, and what a model receives.
 
         %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
-        %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING]
+        %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | mcp [SERVER]
         """
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
         needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL"}
         if command in needs and not target:
             raise UsageError(f"%adk {command} needs a {needs[command]}: %adk {command} {needs[command]}.")
-        if target and command not in (*needs, "model"):
+        if target and command not in (*needs, "model", "mcp"):
             raise UsageError(f"%adk {command or ''} takes no {target!r}.".replace("  ", " "))
         if command is None:
             tools, agents = ws.tools_table(), ws.agents_table()
@@ -217,4 +235,6 @@ class AdkMagics(Magics):
             return ws.request_view(target, args.session, args.user, args.message, args.provider)
         if command == "reset":
             return ws.reset()
+        if command == "mcp":
+            return ws.mcp_view(target)
         return ws.set_model(target)

@@ -56,7 +56,7 @@ def tool_cards(tools: Sequence[Tool]) -> Display:
 
 def agent_card(agent: LlmAgent) -> Display:
     """A short summary of a defined agent."""
-    tools = ", ".join(t.name for t in agent.tools) or "none"
+    tools = ", ".join([t.name for t in agent.tools] + [_toolset_label(ts) for ts in agent.toolsets]) or "none"
     instruction = instruction_text(agent)
     lines = [f"agent {agent.name}: model {model_label(agent.model)}, tools {tools}"]
     if instruction:
@@ -66,6 +66,15 @@ def agent_card(agent: LlmAgent) -> Display:
             + (f'<div style="opacity:.8;white-space:pre-wrap">{escape(instruction)}</div>' if instruction else "")
             + "</div>")
     return Display(html, "\n".join(lines))
+
+
+def _toolset_label(toolset: Any) -> str:
+    """`time (toolset)`, or `time.get_current_time` for a toolset narrowed to named tools."""
+    name = getattr(toolset, "name", type(toolset).__name__)
+    chosen = getattr(toolset, "tool_filter", None)
+    if isinstance(chosen, tuple) and chosen:
+        return ", ".join(f"{name}.{tool}" for tool in chosen)
+    return f"{name} (toolset)"
 
 
 def _type_of(schema: Any) -> str:
@@ -118,8 +127,7 @@ def agents_table(agents: Mapping[str, Agent], current: Mapping[tuple[str, str], 
     """`%adk agents`: one row an agent, with `user`'s current session of it."""
     rows = []
     for name, agent in agents.items():
-        tools = [t.name for t in getattr(agent, "tools", ())] + [
-            f"{getattr(ts, 'name', type(ts).__name__)} (toolset)" for ts in getattr(agent, "toolsets", ())]
+        tools = [t.name for t in getattr(agent, "tools", ())] + [_toolset_label(ts) for ts in getattr(agent, "toolsets", ())]
         rows.append([name, model_label(getattr(agent, "model", None)), ", ".join(tools),
                      current.get((agent.name, user), ""),
                      one_line(agent.description or instruction_text(agent), 80)])

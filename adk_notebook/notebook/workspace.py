@@ -33,6 +33,7 @@ from ..tools.function import tool as make_tool
 from . import kernel, tables
 from .display import Display, Table, model_label
 from .kernel import ChatPlan
+from .mcp_servers import McpServers
 from .render import escape
 from .wire import next_request
 
@@ -74,6 +75,7 @@ class Workspace:
         self.default_model: Llm | str = "auto"
         self.current: dict[tuple[str, str], str] = {}  # (agent, user) -> the session a bare %%chat continues
         self.view_factory: Callable[..., kernel.View] = default_view_factory
+        self.mcp = McpServers()  # %%mcp: one McpToolset per server name
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -170,10 +172,11 @@ class Workspace:
             "name": name,
             "instruction": instruction,
             "model": self._model(model) if model is not None else self.default_model,
-            "tools": [self._tool(t) for t in tools],
         }
-        if toolsets:
-            kwargs["toolsets"] = [self._toolset(t) for t in toolsets]
+        plain, from_mcp = self.mcp.picks(tools, lambda t: t in self.tools)  # `time`, `time.get_current_time`
+        kwargs["tools"] = [self._tool(t) for t in plain]
+        if toolsets or from_mcp:
+            kwargs["toolsets"] = [self._toolset(t) for t in toolsets] + from_mcp
         if description is not None:
             kwargs["description"] = description
         if max_iterations is not None:
@@ -221,7 +224,8 @@ class Workspace:
 
     def _unknown_tool(self, name: str) -> UsageError:
         known = ", ".join(sorted(self.tools)) or "none yet"
-        return UsageError(f"Unknown tool {name!r} (tools: {known}). Define it with %%tool.")
+        servers = f"; MCP servers: {', '.join(self.mcp)}" if self.mcp else ""
+        return UsageError(f"Unknown tool {name!r} (tools: {known}{servers}). Define it with %%tool.")
 
     def _toolset(self, name: str) -> Toolset:
         held = self.namespace.get(name)
@@ -290,6 +294,15 @@ class Workspace:
         while f"s{n}" in taken:
             n += 1
         return f"s{n}"
+
+    # -- %%mcp ---------------------------------------------------------------------------------
+    def define_mcp(self, config: str, *, timeout: float | None = None) -> Display:
+        """One McpToolset per server of a `%%mcp` cell; agents using a changed server get the new one."""
+        return self.mcp.define(config, timeout, [entry.agent for entry in self.agents.values()])
+
+    def mcp_view(self, name: str | None = None) -> Display:
+        """`%adk mcp [NAME]`: each server's status and tools (connecting to it first)."""
+        return self.mcp.view(name)
 
     # -- %adk ----------------------------------------------------------------------------------
     def tools_table(self) -> Table:
@@ -361,7 +374,8 @@ class Workspace:
         return Display(f"<div>{escape(text)}</div>", text)
 
     def reset(self) -> Display:
-        counts = f"{len(self.tools)} tools, {len(self.agents)} agents"
+        counts = f"{len(self.tools)} tools, {len(self.agents)} agents" + (f", {len(self.mcp)} MCP servers" if self.mcp else "")
+        self.mcp.close_all([entry.agent for entry in self.agents.values()])
         self.tools.clear()
         self.agents.clear()
         self.current.clear()

@@ -1,0 +1,388 @@
+"""McpToolset: the tools of an MCP server, over stdio or streamable HTTP, as an agent's toolset.
+
+    from adk_notebook.mcp import McpToolset, StdioServer, HttpServer
+    clock = McpToolset(StdioServer("mcp-server-time", ["--local-timezone", "UTC"]), tool_filter=["get_current_time"])
+    agent = LlmAgent(name="a", model=m, toolsets=[clock])
+    ...
+    await clock.close()          # also done for you when the interpreter (or the kernel) exits
+
+The server starts (or is reached) on first use, when a run resolves its tools. Each tool keeps
+the server's input schema as its parameters, and its arguments are checked against it before
+the call; a call has a timeout; what it answers becomes a function response, images as inline
+parts (`results.py`); progress notifications become the run's tool progress. A stdio server's
+stderr goes to a pipe, never to the notebook; its last lines are shown when it fails. A server
+that dies fails the call in flight with an error naming it; the next call starts it again.
+The connection lives on the MCP loop (`_loop.py`), so a toolset serves `%%chat` on the
+kernel's loop, `agent.run()` on a private loop and scripts alike.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+from ..core.errors import AdkError
+from ..tools.base import Tool, Toolset
+from . import _loop
+from .results import response_data
+
+if TYPE_CHECKING:
+    from ..core.context import ReadonlyContext, ToolContext
+    from ..tools.responses import FunctionResponseData
+    from ._connection import Connection
+
+__all__ = ["HttpServer", "McpTool", "McpToolset", "StdioServer"]
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_CONNECT_TIMEOUT = 60.0
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_-]")
+HIDDEN = "***"
+
+
+class _Secrets:
+    """Values a server spec must never show: env and header values, and any the user names."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        # Longest first, so a secret that contains another is hidden whole; very short values
+        # ("1", "on") would only garble text, and are not credentials.
+        self._values = sorted({v for v in values if isinstance(v, str) and len(v) >= 4}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        for value in self._values:
+            text = text.replace(value, HIDDEN)
+        return text
+
+
+class StdioServer:
+    """A local MCP server the toolset starts as a child process, speaking over its stdin/stdout.
+
+    Args:
+        command: The program, e.g. "mcp-server-time", "npx" or "uvx". A bare name is looked up
+            on PATH, then beside this Python (a server pip-installed into the kernel's
+            environment, whose bin/ a notebook's PATH often lacks).
+        args: Its arguments.
+        env: Environment variables for it, over the SDK's safe defaults (PATH, HOME, ...); the
+            server sees nothing else of ours. Values are never shown.
+        cwd: The folder it runs in.
+        secrets: More values never to show, e.g. a token passed in `args`.
+    """
+
+    def __init__(self, command: str, args: Iterable[str] = (), env: Mapping[str, str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None, *, secrets: Iterable[str] = ()) -> None:
+        if not isinstance(command, str) or not command.strip():
+            raise AdkError.config(f"StdioServer needs a command, e.g. StdioServer('mcp-server-time'), got {command!r}.",
+                                  code="invalid_mcp_server")
+        if isinstance(args, str):
+            raise AdkError.config("StdioServer args must be a list of strings, e.g. ['--local-timezone', 'UTC'].",
+                                  code="invalid_mcp_server")
+        self.command = command
+        self.args = tuple(_strings(args, "StdioServer args"))
+        self.env = {str(k): v for k, v in _string_map(env, "StdioServer env").items()}
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self._secrets = _Secrets([*self.env.values(), *secrets])
+
+    @property
+    def label(self) -> str:
+        """The command line, secrets hidden: what messages and `%adk mcp` show."""
+        return self.redact(" ".join([self.command, *(_quoted(a) for a in self.args)]))
+
+    @property
+    def default_name(self) -> str:
+        return _NOT_IN_NAMES.sub("_", Path(self.command).stem) or "mcp"
+
+    def redact(self, text: str) -> str:
+        return self._secrets.redact(text)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.command, self.args, sorted(self.env.items()), self.cwd, self._secrets._values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StdioServer) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.command, self.args, self.cwd))
+
+    def __repr__(self) -> str:
+        parts = [repr(self.redact(self.command)), repr([self.redact(a) for a in self.args])]
+        if self.env:
+            parts.append(f"env={ {k: HIDDEN for k in self.env} !r}")
+        if self.cwd is not None:
+            parts.append(f"cwd={self.redact(self.cwd)!r}")
+        return f"StdioServer({', '.join(parts)})"
+
+
+class HttpServer:
+    """A running MCP server reached over streamable HTTP (the SDK's default path is /mcp).
+
+    Args:
+        url: Its endpoint, e.g. "http://127.0.0.1:8000/mcp".
+        headers: HTTP headers for every request, e.g. {"Authorization": "Bearer ..."}; values
+            are never shown.
+        secrets: More values never to show, e.g. a token in the URL.
+    """
+
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None, *, secrets: Iterable[str] = ()) -> None:
+        if not isinstance(url, str) or not re.match(r"https?://", url):
+            raise AdkError.config(f"HttpServer needs an http:// or https:// URL, e.g. 'http://127.0.0.1:8000/mcp', "
+                                  f"got {url!r}.", code="invalid_mcp_server")
+        self.url = url
+        self.headers = _string_map(headers, "HttpServer headers")
+        self._secrets = _Secrets([*self.headers.values(), *secrets, *_userinfo(url)])
+
+    @property
+    def label(self) -> str:
+        return self.redact(self.url)
+
+    @property
+    def default_name(self) -> str:
+        host = re.sub(r"^https?://(?:[^@/]*@)?", "", self.url).split("/")[0].split(":")[0]
+        return _NOT_IN_NAMES.sub("_", host) or "mcp"
+
+    def redact(self, text: str) -> str:
+        return self._secrets.redact(text)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.url, sorted(self.headers.items()), self._secrets._values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HttpServer) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    def __repr__(self) -> str:
+        headers = f", headers={ {k: HIDDEN for k in self.headers} !r}" if self.headers else ""
+        return f"HttpServer({self.label!r}{headers})"
+
+
+class _Link:
+    """The connection a toolset and its subsets share. Made on first use, on the MCP loop, so
+    the SDK (a few seconds to import) loads only when a server is actually needed."""
+
+    def __init__(self, server: StdioServer | HttpServer, name: str, connect_timeout: float | None) -> None:
+        self.server, self.name, self.connect_timeout = server, name, connect_timeout
+        self.connection: Connection | None = None
+
+    def get(self) -> Connection:
+        if self.connection is None:
+            from ._connection import Connection
+
+            self.connection = Connection(self.server, self.name, self.connect_timeout)
+        return self.connection
+
+
+class McpToolset(Toolset):
+    """The tools of one MCP server, resolved at the start of each run.
+
+    Args:
+        server: A `StdioServer` (a command to start) or an `HttpServer` (a URL to reach).
+        tool_filter: Only these tools (their names), or those a `predicate(tool)` accepts.
+        timeout: Seconds one call may take (None: no limit); past it the model gets an error.
+        connect_timeout: Seconds to start the server and finish the MCP handshake.
+        name: Identifies the toolset in messages and notebooks (default: from the command or host).
+    """
+
+    def __init__(
+        self,
+        server: StdioServer | HttpServer,
+        *,
+        tool_filter: Iterable[str] | Callable[[Tool], bool] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(server, (StdioServer, HttpServer)):
+            raise AdkError.config(f"McpToolset takes a StdioServer or an HttpServer, got {type(server).__name__}.",
+                                  code="invalid_mcp_server")
+        name = name or server.default_name
+        if not _NAME.fullmatch(name):
+            raise AdkError.config(f"McpToolset name {name!r} may contain only letters, digits, '_' and '-'.",
+                                  code="invalid_mcp_server")
+        self.name = name
+        self.server = server
+        self.timeout = timeout
+        self.tool_filter = tool_filter if tool_filter is None or callable(tool_filter) else tuple(
+            [tool_filter] if isinstance(tool_filter, str) else tool_filter)
+        self._link = _Link(server, name, connect_timeout)
+        self._made: tuple[object, list[McpTool]] | None = None
+
+    # -- the toolset ---------------------------------------------------------------------------
+    async def tools(self, ctx: ReadonlyContext | None = None) -> list[Tool]:
+        """The server's tools (connecting first when needed), filtered by `tool_filter`."""
+        specs = await _loop.run(self._list())
+        if self._made is None or self._made[0] is not specs:
+            self._made = (specs, [McpTool(self, spec) for spec in specs])
+        return self._filtered(self._made[1])
+
+    async def _list(self) -> list[Any]:
+        return await self._link.get().list_tools()
+
+    def _filtered(self, tools: list[McpTool]) -> list[Tool]:
+        chosen = self.tool_filter
+        if chosen is None:
+            return list(tools)
+        if callable(chosen):
+            return [t for t in tools if chosen(t)]
+        known = {n for t in tools for n in (t.name, t.mcp_name)}
+        missing = [n for n in chosen if n not in known]
+        if missing:
+            have = ", ".join(t.mcp_name for t in tools) or "none"
+            raise AdkError.config(f"MCP server {self.name!r} has no tool {', '.join(map(repr, missing))} "
+                                  f"(its tools: {have}).", code="unknown_mcp_tool")
+        return [t for t in tools if t.name in chosen or t.mcp_name in chosen]
+
+    def subset(self, names: Iterable[str]) -> McpToolset:
+        """Some of this toolset's tools, over the same connection (one server process for both)."""
+        view = McpToolset.__new__(McpToolset)
+        view.__dict__.update(self.__dict__)
+        view.tool_filter, view._made = tuple(names), None
+        return view
+
+    # -- calls and lifetime --------------------------------------------------------------------
+    async def call_tool(self, name: str, args: dict[str, Any] | None = None, *,
+                        progress: Callable[[str], Any] | None = None) -> FunctionResponseData:
+        """Call the server's tool `name` directly (no argument check) and convert its answer.
+
+        Args:
+            progress: Called with one line per progress notification the server sends.
+
+        Raises:
+            AdkError: the server could not be reached, timed out, went away, or its tool
+                reported an error (`mcp_tool_error`).
+        """
+        result = await _loop.run(self._call(name, args or {}, progress))
+        return response_data(self.name, name, result)
+
+    async def _call(self, name: str, args: dict[str, Any], progress: Callable[[str], Any] | None) -> Any:
+        return await self._link.get().call_tool(name, args, self.timeout, progress)
+
+    async def close(self) -> None:
+        """Stop the server (or end the HTTP session); using the toolset again reconnects."""
+        await _loop.run(self._close())
+
+    async def _close(self) -> None:
+        if self._link.connection is not None:
+            await self._link.connection.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- what notebooks show -------------------------------------------------------------------
+    @property
+    def status(self) -> str:
+        """not connected | connecting | connected | failed | exited | closed."""
+        connection = self._link.connection
+        return connection.status if connection is not None else "not connected"
+
+    @property
+    def error(self) -> AdkError | None:
+        """Why the last start or call failed, while the connection is not live."""
+        connection = self._link.connection
+        return connection.error if connection is not None and connection.status != "connected" else None
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        """The last lines a stdio server wrote to stderr (secrets hidden)."""
+        connection = self._link.connection
+        tail = connection.stderr if connection is not None else None
+        return tail.lines() if tail is not None else []
+
+    def __repr__(self) -> str:
+        chosen = f", tool_filter={list(self.tool_filter)!r}" if isinstance(self.tool_filter, tuple) else ""
+        return f"McpToolset({self.server!r}, name={self.name!r}{chosen}, status={self.status!r})"
+
+
+class McpTool(Tool):
+    """One tool of an MCP server: its schema as the parameters, a call to the server as `execute`."""
+
+    def __init__(self, toolset: McpToolset, spec: Any) -> None:
+        self.toolset = toolset
+        self.mcp_name: str = spec.name
+        self.name = _tool_name(spec.name)
+        self.description = spec.description or getattr(spec, "title", None) or ""
+        self._parameters: dict[str, Any] = dict(spec.input_schema or {"type": "object", "properties": {}})
+        hints = getattr(spec, "annotations", None)
+        self.is_read_only = bool(getattr(hints, "read_only_hint", False))
+        self._check: Any = None
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return self._parameters
+
+    def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Check the arguments against the server's schema (JSON Schema, with jsonschema)."""
+        if self._check is None:
+            self._check = _validator(self._parameters)
+        if self._check is False:
+            return args
+        problems = sorted(self._check.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
+        if problems:
+            from ..tools.schema import ToolArgumentsError
+
+            raise ToolArgumentsError([_problem(e) for e in problems])
+        return args
+
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> FunctionResponseData:
+        return await self.toolset.call_tool(self.mcp_name, args, progress=lambda line: ctx.emit_progress("progress", line))
+
+    def __repr__(self) -> str:
+        return f"<McpTool {self.name!r} of {self.toolset.name!r}>"
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A compiled validator for the schema's draft; False for a schema that is itself invalid
+    (the server will judge the arguments then)."""
+    from jsonschema import exceptions  # type: ignore[import-untyped]
+    from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError:
+        return False
+    return cls(schema)
+
+
+def _problem(error: Any) -> str:
+    path = ".".join(str(p) for p in error.absolute_path)
+    return f"{path}: {error.message}" if path else error.message
+
+
+def _tool_name(name: str) -> str:
+    """MCP allows names providers refuse (dots, slashes, 128 characters): make it one they accept."""
+    safe = _NOT_IN_NAMES.sub("_", name)
+    if not safe or not (safe[0].isalpha() or safe[0] == "_"):
+        safe = "_" + safe
+    return safe[:64]
+
+
+def _strings(values: Iterable[Any], what: str) -> list[str]:
+    out = list(values)
+    if not all(isinstance(v, str) for v in out):
+        raise AdkError.config(f"{what} must all be strings, got {[type(v).__name__ for v in out]}.",
+                              code="invalid_mcp_server")
+    return out
+
+
+def _string_map(values: Mapping[str, str] | None, what: str) -> dict[str, str]:
+    out = dict(values or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in out.items()):
+        raise AdkError.config(f"{what} must map names to strings (keys: {list(out)}).", code="invalid_mcp_server")
+    return out
+
+
+def _userinfo(url: str) -> list[str]:
+    """user:password@ in a URL is a secret too."""
+    found = re.match(r"https?://([^@/]+)@", url)
+    return found.group(1).split(":", 1) if found else []
+
+
+def _quoted(arg: str) -> str:
+    return arg if arg and not re.search(r"\s", arg) else repr(arg)
