@@ -43,8 +43,10 @@ class FakeView:
 
     made: list[FakeView] = []
 
-    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None) -> None:
+    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
+                 notice: str | None = None) -> None:
         self.agent_name, self.prompt, self.session_id = agent_name, prompt, session_id
+        self.model, self.notice = model, notice
         self.events: list[Any] = []
         self.threads: set[str] = set()
         self.status = "new"

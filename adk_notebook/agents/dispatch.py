@@ -23,6 +23,7 @@ from ..core.events import Event, EventActions, ToolOutcome
 from ..tools.base import Tool
 from ..tools.progress import ProgressChannel
 from ..tools.responses import FunctionResponseData
+from ..tools.tracebacks import user_traceback
 
 if TYPE_CHECKING:
     from .llm_agent import LlmAgent
@@ -170,7 +171,8 @@ class ToolDispatcher:
             elif not isinstance(error, _ConversionError):
                 response = _error_response(tool.name, error)
         outcome = ToolOutcome(call.id or "", call.name, call.args, error is None, time.perf_counter() - started,
-                              None if error is None else _describe(error), attempt)
+                              None if error is None else _describe(error), attempt,
+                              None if error is None else user_traceback(error))
         ctx.tool_outcome = outcome
         replaced = await agent.after_tool_callback(ctx, tool, args, response)
         return _Result(replaced if isinstance(replaced, dict) else response, outcome, parts)

@@ -176,7 +176,8 @@ class AdkMagics(Magics):
                                         new_session=args.new_session)
 
     @magic_arguments()
-    @argument("command", nargs="?", choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model"],
+    @argument("command", nargs="?",
+              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models"],
               help="What to show (default: tools and agents).")
     @argument("target", nargs="?", help="The AGENT (state, request), TOOL (schema) or model STRING (model).")
     @argument("--session", metavar="ID", help="state/request: the session (default: the agent's current one).")
@@ -191,7 +192,7 @@ class AdkMagics(Magics):
         """Look at the notebook's tools, agents, sessions and state, and what a model receives.
 
         %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
-        %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING]
+        %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models
         """
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
@@ -217,4 +218,6 @@ class AdkMagics(Magics):
             return ws.request_view(target, args.session, args.user, args.message, args.provider)
         if command == "reset":
             return ws.reset()
+        if command == "models":
+            return ws.models_table()
         return ws.set_model(target)

@@ -72,8 +72,10 @@ class RunView:
         view.finish(result=result)
     """
 
-    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None) -> None:
-        self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True)
+    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
+                 notice: str | None = None) -> None:
+        self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True,
+                                      model=model, notice=notice)
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
         self._last_flush = self._started
