@@ -194,22 +194,24 @@ async def test_generation_runs_off_the_event_loop_and_stops_when_cancelled(model
 
 
 @needs_llama_cpp
-async def test_a_killed_model_process_ends_the_run_with_an_error_and_the_next_run_restarts_it(model, capfd):
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL], ids=["SIGSEGV", "SIGKILL"])
+async def test_a_killed_model_process_ends_the_run_with_an_error_and_the_next_run_restarts_it(model, capfd, sig):
     agent = LlmAgent(name="doomed", model=model, generate_content_config=LONG)
     task = await _stream_until(agent, "Write a long story about a dragon.", 5)
     pid = model.pid
     assert pid is not None and pid != os.getpid()
-    os.kill(pid, signal.SIGSEGV)  # what a crash in llama.cpp does to its process
+    os.kill(pid, sig)  # SIGSEGV: what a crash in llama.cpp does to its process; SIGKILL: the OOM killer
     with pytest.raises(AdkError) as info:
         await asyncio.wait_for(task, 10)
     error = info.value
     assert (error.component, error.category.value, error.code) == ("model", "unavailable", "local_model_died")
     assert error.is_retryable()
     message = str(error)
-    assert "SIGSEGV" in message and f"pid {pid}" in message and "while answering" in message
-    assert "Segmentation fault" in message, "the child's last stderr lines (its faulthandler report)"
+    assert f"killed by {sig.name}" in message and f"pid {pid}" in message and "while answering" in message
+    if sig == signal.SIGSEGV:
+        assert "Segmentation fault" in message, "the child's last stderr lines (its faulthandler report)"
     assert "next run starts the model again" in message and "OPENAI_API_KEY" in message
-    assert error.details["returncode"] == -signal.SIGSEGV
+    assert error.details["returncode"] == -sig
     assert "Segmentation fault" not in capfd.readouterr().err, "the child's stderr never reaches ours"
 
     again = await LlmAgent(name="revived", model=model, generate_content_config=SHORT).run_async("Say hi.")
