@@ -220,6 +220,28 @@ async def test_a_killed_model_process_ends_the_run_with_an_error_and_the_next_ru
 
 
 @needs_llama_cpp
+async def test_close_during_an_answer_ends_it_and_the_next_run_starts_again(model):
+    agent = LlmAgent(name="closing", model=model, generate_content_config=LONG)
+    task = await _stream_until(agent, "Write a long story about a dragon.", 5)
+    model.close()
+    with pytest.raises(AdkError) as info:
+        await asyncio.wait_for(task, 10)
+    assert (info.value.category.value, info.value.code) == ("cancelled", "local_model_closed")
+    assert model.pid is None
+    again = await LlmAgent(name="reopened", model=model, generate_content_config=SHORT).run_async("Say hi.")
+    assert again.text.strip()
+
+
+@needs_llama_cpp
+def test_llama_options_must_travel_as_json():
+    from adk_notebook.models.local import LocalModel
+
+    with pytest.raises(AdkError) as info:
+        LocalModel(logits_processor=object())
+    assert info.value.code == "invalid_local_options" and "JSON" in str(info.value)
+
+
+@needs_llama_cpp
 async def test_extra_buffer_types_are_off_unless_asked_for(model, monkeypatch):
     from adk_notebook.models.local import EXTRA_BUFFER_TYPES_ENV, LocalModel
 

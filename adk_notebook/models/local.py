@@ -48,7 +48,8 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,12 @@ class LocalModel(Llm):
             llama["seed"] = seed
         self._load = {"type": "load", "model_path": str(self.model_path), "llama": llama,
                       "extra_buffer_types": self.extra_buffer_types}
+        try:
+            json.dumps(llama)
+        except (TypeError, ValueError) as exc:
+            raise AdkError.config(f"LocalModel: the llama.cpp options go to the model's own process as JSON, and "
+                                  f"one cannot ({exc}). Pass numbers, strings, booleans, lists or dicts.",
+                                  code="invalid_local_options") from None
         self._process: WorkerProcess | None = None
         self._start_lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -239,14 +246,15 @@ class LocalModel(Llm):
         schema = request.config.response_schema
         answer = self._sampling(request, _with_system(messages, request.system_instruction), stream=stream,
                                 grammar={"json_schema": schema} if schema is not None else None)
-        async for reply in process.complete(answer):
-            if reply["type"] == "text":
-                yield LlmResponse(Content("model", [Part(reply["text"])]), True, False)
-                continue
-            usage = usage + _usage(reply)
-            text = reply["text"]
-            yield LlmResponse(Content("model", [Part(text)] if text else []), finish_reason=reply["finish"],
-                              usage=usage)
+        async with aclosing(process.complete(answer)) as replies:  # closed now, not when collected: a cancel
+            async for reply in replies:
+                if reply["type"] == "text":
+                    yield LlmResponse(Content("model", [Part(reply["text"])]), True, False)
+                    continue
+                usage = usage + _usage(reply)
+                text = reply["text"]
+                yield LlmResponse(Content("model", [Part(text)] if text else []), finish_reason=reply["finish"],
+                                  usage=usage)
 
     async def _choose(self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]],
                       names: list[str]) -> tuple[str, Usage]:
@@ -378,11 +386,12 @@ def _usage(done: dict[str, Any]) -> Usage:
     return Usage(prompt, output, prompt + output)
 
 
-async def _last(replies: AsyncIterator[dict[str, Any]]) -> dict[str, Any]:
+async def _last(replies: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any]:
     """The "done" message of a completion that does not stream."""
     done: dict[str, Any] = {}
-    async for done in replies:
-        pass
+    async with aclosing(replies):
+        async for done in replies:
+            pass
     return done
 
 

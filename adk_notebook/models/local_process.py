@@ -58,6 +58,7 @@ class WorkerProcess:
         self._lock = threading.Lock()  # guards _pending and error
         self._write_lock = threading.Lock()
         self._load_error: dict[str, Any] | None = None
+        self._closed = False
         self._proc = subprocess.Popen(
             [sys.executable, "-P", str(WORKER)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -78,6 +79,7 @@ class WorkerProcess:
 
     def close(self) -> None:
         """End the process: closing its stdin stops it; a second later it is killed."""
+        self._closed = True
         try:
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
@@ -109,6 +111,8 @@ class WorkerProcess:
                     yield reply
                 elif kind == "done":
                     finished = True
+                    if reply.get("finish") == "cancelled":  # stopped by the worker itself: its input closed
+                        raise self._closed_error()
                     yield reply
                     return
                 elif kind == "error":
@@ -204,7 +208,14 @@ class WorkerProcess:
             "file that this llama-cpp-python supports?",
             code="model_load_failed", category="invalid_input")
 
+    def _closed_error(self) -> AdkError:
+        return AdkError("model", "cancelled", "local_model_closed",
+                        f"The local model process of {self.label!r} was closed (LocalModel.close()) during the answer; "
+                        "the next run starts it again.")
+
     def _death(self, returncode: int) -> AdkError:
+        if self._closed:
+            return self._closed_error()
         if returncode < 0:
             try:
                 name = signal.Signals(-returncode).name
