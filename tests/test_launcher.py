@@ -96,8 +96,10 @@ def repl_env(tmp_path: Path) -> dict[str, str]:
 def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> Any:
     import pexpect
 
-    return pexpect.spawn(sys.executable, ["-m", "adk_notebook", "chat", *args], env=env, cwd=str(cwd),
-                         encoding="utf-8", timeout=30, dimensions=(40, 200))
+    child = pexpect.spawn(sys.executable, ["-m", "adk_notebook", "chat", *args], env=env, cwd=str(cwd),
+                          encoding="utf-8", timeout=60, dimensions=(40, 200))
+    child.logfile_read = io.StringIO()  # the whole screen, for a failure's message
+    return child
 
 
 def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> None:
@@ -137,6 +139,9 @@ def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> Non
             child.sendeof()  # Ctrl-D
             child.expect_exact("Goodbye!")
             child.expect(pexpect.EOF)
+        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
+            raise AssertionError(f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
+                                 f"{child.logfile_read.getvalue()}") from None
         finally:
             child.close(force=True)
         assert child.exitstatus == 0, child.before

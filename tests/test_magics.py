@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing import globalipapp
 
 import adk_notebook
 from adk_notebook import FunctionCall, LlmAgent, ScriptedModel
@@ -75,7 +75,7 @@ class FakeView:
 
 @pytest.fixture(scope="module")
 def ip() -> Any:
-    shell = start_ipython()
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one global shell, whichever module starts it
     shell.run_cell("%load_ext adk_notebook")
     return shell
 

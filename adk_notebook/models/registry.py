@@ -6,7 +6,7 @@ openai:<model>                       OpenAIModel        OPENAI_API_KEY (none nee
 anthropic:<model>                    AnthropicModel     ANTHROPIC_API_KEY
 ollama:<model>                       OpenAIModel        OLLAMA_HOST (default http://localhost:11434), no key
 deepseek: | groq: | openrouter:      OpenAIModel        DEEPSEEK_API_KEY | GROQ_API_KEY | OPENROUTER_API_KEY
-local | local:<path.gguf>            LocalModel         (the optional llama.cpp extra)
+local | local:<path.gguf>            LocalModel         (the optional llama.cpp extra; a child process)
 auto                                 the first of gemini, openai, anthropic with a key set; else LocalModel()
 ```
 Provider modules are imported only when a string names them, so `import adk_notebook` does
