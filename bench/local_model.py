@@ -7,8 +7,8 @@ each round):
 
     LocalModel, fast path off          the default
     LocalModel, fast path on           extra_buffer_types=True
-    llama.cpp in-process, off / on     llama-cpp-python's own streaming completion in this
-                                       process: the floor, without the process boundary
+    llama.cpp in-process, off / on     the worker's own completion code run in this process:
+                                       the floor, the same work without the process boundary
 
 Time to first token: from the call to the first streamed text (the prompt is read again each
 round). Tokens per second: the rest of the answer, greedy, `--tokens` long. Also the cold start
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import platform
 import re
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adk_notebook import Content, GenerateContentConfig, LlmRequest  # noqa: E402
 from adk_notebook.models.local import LocalModel, embedded_model_path  # noqa: E402
-from adk_notebook.models.local_worker import CHATML, _extra_buffer_types  # noqa: E402
+from adk_notebook.models.local_worker import Worker  # noqa: E402
 
 PROMPT = "Write a short story about a lighthouse keeper and a storm."
 SYSTEM = "You are a helpful assistant."
@@ -89,38 +91,42 @@ class LocalSide(Side):
         self.loop.close()
 
 
-class InProcessSide(Side):
-    def __init__(self, extra: bool, tokens: int) -> None:
-        import llama_cpp
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+class _Sink:
+    """Stands in for the worker's pipe: notes when each protocol line was written."""
 
+    def __init__(self) -> None:
+        self.lines: list[tuple[float, str]] = []
+
+    def write(self, line: str) -> int:
+        self.lines.append((time.perf_counter(), line))
+        return len(line)
+
+    def flush(self) -> None:
+        pass
+
+
+class InProcessSide(Side):
+    """The worker's own code (`local_worker.Worker`) in this process: the same completion, no pipe."""
+
+    def __init__(self, extra: bool, tokens: int) -> None:
         self.label = f"llama.cpp in-process, fast path {'on' if extra else 'off'}"
-        with _extra_buffer_types(extra):
-            self.llama = llama_cpp.Llama(model_path=str(embedded_model_path()), n_ctx=4096, verbose=False)
-        template = self.llama.metadata.get("tokenizer.chat_template") or CHATML
-        eos = self.llama.detokenize([self.llama.token_eos()], special=True).decode()
-        bos = self.llama.detokenize([self.llama.token_bos()], special=True).decode()
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
-        self.prompt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(messages=messages).prompt
-        self.tokens = tokens
-        self.stop = [eos]
+        self.sink = _Sink()
+        self.worker = Worker(self.sink)  # type: ignore[arg-type]
+        self.worker.load({"model_path": str(embedded_model_path()), "llama": {"n_ctx": 4096, "verbose": False},
+                          "extra_buffer_types": extra})
+        self.request = {"id": 1, "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}],
+                        "max_tokens": tokens, "temperature": 0.0, "top_p": 0.95, "top_k": 40, "stream": True}
 
     def round(self) -> tuple[float, float]:
+        self.sink.lines.clear()
         start = time.perf_counter()
-        first = None
-        count = 0
-        for chunk in self.llama.create_completion(self.prompt, max_tokens=self.tokens, temperature=0.0,
-                                                  stop=self.stop, stream=True):
-            if chunk["choices"][0]["text"]:
-                count += 1
-                if first is None:
-                    first = time.perf_counter()
-        end = time.perf_counter()
-        assert first is not None
-        return first - start, (count - 1) / (end - first)
+        self.worker.complete(self.request, threading.Event())
+        texts = [t for t, line in self.sink.lines if line.startswith('{"type": "text"')]
+        done = json.loads(self.sink.lines[-1][1])
+        return texts[0] - start, (done["output_tokens"] - 1) / (self.sink.lines[-1][0] - texts[0])
 
     def close(self) -> None:
-        self.llama.close()
+        self.worker.llama.close()
 
 
 def paired(sides: list[Side], rounds: int) -> dict[str, list[tuple[float, float]]]:
