@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import IO, Any
 
@@ -88,7 +88,7 @@ class WorkerProcess:
             self._proc.kill()
             self._proc.wait()
 
-    async def complete(self, request: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async def complete(self, request: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """Send one completion; yield its "text" messages, then its "done" message.
 
         Raises:

@@ -65,8 +65,8 @@ class Worker:
         self.out = out
         self.write_lock = threading.Lock()
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
-        self.cancelled: set[int] = set()
-        self.current: tuple[int, threading.Event] | None = None
+        self.cancelled: set[Any] = set()
+        self.current: tuple[Any, threading.Event] | None = None  # (request id, its stop)
         self.state_lock = threading.Lock()
         self.grammars: dict[str, Any] = {}
         self.llama: Any = None
