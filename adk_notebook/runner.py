@@ -89,6 +89,23 @@ class RunResult:
                 return event.text
         return ""
 
+    @property
+    def model(self) -> str | None:
+        """Who answered: the model of the run's last model turn ("openai:gpt-4o-mini", and never
+        "auto"), None when no model was called."""
+        return self._last_model_metadata("model")
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the last model turn ended: "stop", "tool_calls", "max_tokens" (cut by the token limit), ..."""
+        return self._last_model_metadata("finish_reason")
+
+    def _last_model_metadata(self, key: str) -> Any:
+        for event in reversed(self.events):
+            if not event.partial and event.author != "user" and "model" in event.metadata:
+                return event.metadata.get(key)
+        return None
+
     def __repr__(self) -> str:
         return f"RunResult(text={self.text!r}, events={len(self.events)}, session_id={self.session_id!r})"
 

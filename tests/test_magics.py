@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing import globalipapp
 
 import adk_notebook
 from adk_notebook import FunctionCall, LlmAgent, Runner, ScriptedModel
@@ -43,8 +43,10 @@ class FakeView:
 
     made: list[FakeView] = []
 
-    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None) -> None:
+    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
+                 notice: str | None = None) -> None:
         self.agent_name, self.prompt, self.session_id = agent_name, prompt, session_id
+        self.model, self.notice = model, notice
         self.events: list[Any] = []
         self.threads: set[str] = set()
         self.status = "new"
@@ -73,7 +75,7 @@ class FakeView:
 
 @pytest.fixture(scope="module")
 def ip() -> Any:
-    shell = start_ipython()
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one global shell, whichever module starts it
     shell.run_cell("%load_ext adk_notebook")
     return shell
 

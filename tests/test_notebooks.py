@@ -77,16 +77,23 @@ def test_quickstart_runs_the_tool_conversation() -> None:
     # The magics: %%tool shows the schema, %%agent --model auto, %%chat with its saved transcripts.
     shown = "\n".join(results(c) for c in code)
     assert "tool get_weather(city: string)  [read-only, concurrency-safe]" in shown
-    assert "agent weather_bot: model auto, tools get_weather" in shown
+    who = "local:SmolLM2-135M-Instruct.Q4_1.gguf" if importlib.util.find_spec("llama_cpp") else "openai:gpt-4o-mini"
+    assert f"agent weather_bot: model auto → {who}, tools get_weather" in shown, "who 'auto' is"
     auto_run, scripted_run = run_views(code)
     for view in (auto_run, scripted_run):
         assert {"text/html", "text/plain"} <= set(view), "a transcript that shows without widget state"
         assert "What&#x27;s the weather in Tokyo?" in view["text/html"]
-    assert auto_run["text/plain"].startswith("[weather_bot] done"), auto_run["text/plain"]
+    assert auto_run["text/plain"].startswith(f"[weather_bot] done · model {who}"), auto_run["text/plain"]
+    assert f">{who}</code>" in auto_run["text/html"], "the transcript's header names the model that answered"
+    if who.startswith("local:"):
+        assert "tiny offline demo model" in auto_run["text/html"], "the embedded model says what it is, once"
+    assert "tiny offline demo model" not in scripted_run["text/html"]
     assert 'tool get_weather({"city": "Tokyo"}) → ok' in auto_run["text/plain"]
     assert "It is sunny in Tokyo, 24 °C. Enjoy your walk, Ana!" in scripted_run["text/html"]
     assert '"temperature_c": 24' in scripted_run["text/plain"], "the tool's result"
     assert "events; state: {'user_name': 'Ana'}" in printed, "the chat's result is in _"
+    assert f"answered by {who}" in printed, "RunResult.model"
+    assert f"auto → {who}: " in shown and "GOOGLE_API_KEY or GEMINI_API_KEY" in shown, "%adk models"
     assert "You help Ana with the weather." in shown, "%adk request: the template filled from state"
     assert '"tool_calls"' in shown or '"tools"' in shown, "%adk request: the OpenAI wire format"
     # The same in plain Python.

@@ -153,7 +153,7 @@ def test_transcript_html_shows_the_whole_run() -> None:
     assert not [ln for ln in re.findall(r"⚠ [^<]*", out) if "Traceback" in ln], "an error is one line"
     assert "2 attempts" in out and "1.5 s" in out and "attempt 1" in out
     assert "loading data\nplotting &lt;script&gt;" in out, "the progress log, escaped"
-    assert out.count("<details>") == 3 and "<summary" in out, "results are collapsible"
+    assert out.count("<details>") == 4 and "<summary" in out, "results (and the raising tool's traceback) are collapsible"
     assert "&quot;condition&quot;: &quot;sunny&quot;" in out
     # media
     images = [a["src"] for t, a in parsed.tags if t == "img"]

@@ -103,7 +103,8 @@ def make_view(comms: list[RecordingComm], clock: FakeClock | None = None, prompt
     view = RunView(agent_name="bot", prompt=prompt, session_id="s1")
     if clock is not None:
         view._clock = clock
-        view._last_flush = view._started = clock()
+        view._started = clock()
+    view._last_flush = view._clock()  # as if a delta had just gone: the batching that follows the first
     return view, comms[-1]
 
 
@@ -170,10 +171,20 @@ def test_bytes_grow_linearly_with_the_output(comms: list[RecordingComm]) -> None
     assert 3.5 < large / small < 4.5, "4x the tokens, 4x the bytes"
 
 
+async def test_the_first_delta_goes_at_once(comms: list[RecordingComm]) -> None:
+    view = RunView(agent_name="bot", prompt="Tell me", session_id="s1")
+    c = comms[-1]
+    view.handle(chunk("The first token"))
+    assert streamed_text(c.custom()) == "The first token", "no wait before the first token"
+    view.handle(chunk(" and the next"))
+    assert len(c.custom()) == 1, "later ones are batched"
+    view.finish()
+
+
 async def test_a_pending_delta_goes_out_when_the_stream_pauses(comms: list[RecordingComm]) -> None:
-    view, c = make_view(comms)
+    view, c = make_view(comms)  # a delta has just gone
     view.handle(Event("bot", Content("model", [Part(function_call=FunctionCall("slow", {}, "c1"))])))
-    assert not c.custom(), "less than 50 ms since the view was made: buffered"
+    assert not c.custom(), "less than 50 ms since the last delta: buffered"
     await asyncio.sleep(0.12)  # a tool is running; no events arrive
     deltas = c.custom()
     assert len(deltas) == 1 and deltas[0]["ops"][0][1]["name"] == "slow", "flushed by the loop, not a thread"

@@ -34,6 +34,7 @@ from ..core.state import State
 from ..tools.base import Tool
 from ..tools.progress import ProgressChannel
 from ..tools.responses import FunctionResponseData
+from ..tools.tracebacks import user_traceback
 
 if TYPE_CHECKING:
     from .llm_agent import LlmAgent
@@ -184,7 +185,8 @@ class ToolDispatcher:
                     if failed is not None:
                         response = {**response, "error": f"{response['error']} (and on_tool_error raised {_describe(failed)})"}
         outcome = ToolOutcome(call.id or "", call.name, call.args, error is None, time.perf_counter() - started,
-                              None if error is None else _describe(error), attempt)
+                              None if error is None else _describe(error), attempt,
+                              None if error is None else user_traceback(error))
         ctx.tool_outcome = outcome
         replaced, failed = await _hook(agent.after_tool_callback, ctx, tool, args, response)
         if failed is not None:  # the callback may have been meant to filter the result: withhold it

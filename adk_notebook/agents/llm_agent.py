@@ -19,7 +19,7 @@ from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from ..models.registry import resolve_model
+from ..models.registry import model_id, resolve_model
 from ..tools.base import FunctionDeclaration, Tool, Toolset, check_timeout
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
@@ -168,6 +168,7 @@ class LlmAgent(Agent):
             if self.after_model_callback:
                 response = await self.after_model_callback(cb_ctx, response) or response
             event = self._model_event(ctx, response, cb_ctx.actions, tools)
+            event.metadata["model"] = model_id(model)  # who answered: RunResult.model, the widget's header
             calls = event.function_calls()
             if calls:
                 yield event

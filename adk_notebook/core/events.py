@@ -105,10 +105,14 @@ class ToolOutcome:
     duration: float  # seconds
     error: str | None = None
     attempt: int = 1  # 1 for the first try; more when a retry budget ran it again
+    traceback: str | None = None  # where a tool that raised raised: the tool's own frames (the model never sees it)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"call_id": self.call_id, "tool_name": self.tool_name, "args": self.args, "success": self.success,
+        data = {"call_id": self.call_id, "tool_name": self.tool_name, "args": self.args, "success": self.success,
                 "duration": self.duration, "error": self.error, "attempt": self.attempt}
+        if self.traceback is not None:
+            data["traceback"] = self.traceback
+        return data
 
 
 def _made_on_first_use(slot: str, factory: Callable[[], Any]) -> property:

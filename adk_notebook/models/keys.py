@@ -40,11 +40,11 @@ def missing_api_key(what: str, variables: tuple[str, ...], remedy: str) -> AdkEr
         remedy: The other way out, e.g. "pass GeminiModel(api_key=...)".
     """
     names = " or ".join(variables)
-    return AdkError.config(
-        f"{what} needs an API key: set the {names} environment variable "
-        f"(in a notebook: os.environ[{variables[0]!r}] = '...'), or {remedy}.",
-        code="missing_api_key",
-        category="unauthorized",
+    # How to set a variable depends on where the user is: the notebook and the terminal add that.
+    return AdkError(
+        "config", "unauthorized", "missing_api_key",
+        f"{what} needs an API key: set the {names} environment variable, or {remedy}.",
+        details={"variables": list(variables)},
     )
 
 

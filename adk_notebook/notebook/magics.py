@@ -193,8 +193,9 @@ class AdkMagics(Magics):
                                         new_session=args.new_session)
 
     @magic_arguments()
-    @argument("command", nargs="?", choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model",
-                                             "mcp"], help="What to show (default: tools and agents).")
+    @argument("command", nargs="?",
+              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp"],
+              help="What to show (default: tools and agents).")
     @argument("target", nargs="?", help="The AGENT (state, request), TOOL (schema), model STRING (model) or MCP "
               "server (mcp).")
     @argument("--session", metavar="ID", help="state/request: the session (default: the agent's current one).")
@@ -209,7 +210,7 @@ class AdkMagics(Magics):
         """Look at the notebook's tools, agents, sessions and state, and what a model receives.
 
         %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
-        %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | mcp [SERVER]
+        %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
         """
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
@@ -237,4 +238,6 @@ class AdkMagics(Magics):
             return ws.reset()
         if command == "mcp":
             return ws.mcp_view(target)
+        if command == "models":
+            return ws.models_table()
         return ws.set_model(target)

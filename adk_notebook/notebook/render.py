@@ -26,6 +26,7 @@ from ..core.errors import AdkError
 __all__ = [
     "IMAGE_TYPES",
     "clean_text",
+    "cut_note",
     "error_line",
     "escape",
     "markdown_to_html",
@@ -294,6 +295,9 @@ def _tool_html(card: dict[str, Any]) -> str:
     if card.get("result") is not None:
         parts.append(f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">result</summary>'
                      f'<pre style="{_PRE}">{escape(card["result"])}</pre></details>')
+    if card.get("traceback"):
+        parts.append(f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">traceback</summary>'
+                     f'<pre style="{_PRE}">{escape(card["traceback"])}</pre></details>')
     parts.extend(_media_html(m) for m in card.get("media") or ())
     parts.append("</div>")
     return "".join(parts)
@@ -320,7 +324,16 @@ def _item_html(item: dict[str, Any]) -> str:
         return f'<div style="font-size:12px;margin:2px 0"><span style="{_MUTED}">state:</span> {" · ".join(rows)}</div>'
     if kind == "error":
         return f'<div style="color:{_STATUS_COLOR["error"]};margin:4px 0">⚠ {escape(item["message"])}</div>'
+    if kind == "cut":
+        return (f'<div class="adk-cut" style="color:{_STATUS_COLOR["cancelled"]};font-size:12px;margin:2px 0">'
+                f'{escape(cut_note(item.get("tokens")))}</div>')
     return ""
+
+
+def cut_note(tokens: int | None) -> str:
+    """The marker of an answer that the token limit cut."""
+    at = f"at {tokens:,} tokens" if tokens else "at the token limit"
+    return f"✂ cut {at}: the answer reached max_output_tokens"
 
 
 def _footer(state: dict[str, Any]) -> str:
@@ -335,11 +348,15 @@ def _footer(state: dict[str, Any]) -> str:
 
 def state_html(state: dict[str, Any]) -> str:
     """A run's state (`Transcript.state()`) as self-contained, escaped HTML."""
+    model = state.get("model")
+    who = f'<code class="adk-model" style="{_MONO};font-size:12px;{_MUTED}">{escape(model)}</code>' if model else ""
     head = (f'<div style="display:flex;gap:8px;align-items:center;margin-bottom:4px">'
-            f'<strong>{escape(state.get("agent") or "agent")}</strong>{_badge(state.get("status") or "")}'
+            f'<strong>{escape(state.get("agent") or "agent")}</strong>{who}{_badge(state.get("status") or "")}'
             f'<span style="{_MUTED};font-size:12px">{escape(_footer(state))}</span></div>')
     parts = [f'<div class="adk-run" style="{_FONT};font-size:13px;line-height:1.45;border:{_BORDER};'
              f'border-radius:8px;padding:6px 10px;margin:2px 0">', head]
+    if state.get("notice"):
+        parts.append(f'<div class="adk-notice" style="{_MUTED};font-size:12px;margin:2px 0">ℹ {escape(state["notice"])}</div>')
     if state.get("prompt"):
         parts.append(f'<div style="margin:4px 0;padding:4px 8px;border-left:3px solid {_STATUS_COLOR["running"]};'
                      f'white-space:pre-wrap">{escape(state["prompt"])}</div>')
@@ -365,8 +382,10 @@ def _media_text(media: dict[str, Any]) -> str:
 
 def state_text(state: dict[str, Any]) -> str:
     """A run's state as plain text (text/plain, logs, terminals)."""
-    footer = _footer(state)
+    footer = " · ".join(b for b in (f"model {state['model']}" if state.get("model") else "", _footer(state)) if b)
     lines = [f"[{state.get('agent') or 'agent'}] {state.get('status')}" + (f" · {footer}" if footer else "")]
+    if state.get("notice"):
+        lines.append(f"ℹ {state['notice']}")
     if state.get("prompt"):
         lines.append(_indent(state["prompt"], "> "))
     for item in state.get("items") or ():
@@ -382,6 +401,8 @@ def state_text(state: dict[str, Any]) -> str:
             lines.append(f"tool {item['name']}({item['args']}) → {' · '.join(meta)}")
             if item.get("error"):
                 lines.append(f"    error: {item['error']}")
+            if item.get("traceback"):
+                lines.append(_indent(item["traceback"], "    ! "))
             if item.get("log"):
                 lines.append(_indent(item["log"].rstrip("\n")[-2000:], "    | "))
             if item.get("result") is not None:
@@ -397,6 +418,8 @@ def state_text(state: dict[str, Any]) -> str:
             lines.append("state: " + "; ".join(pairs))
         elif kind == "error":
             lines.append(f"error: {item['message']}")
+        elif kind == "cut":
+            lines.append(cut_note(item.get("tokens")))
     if state.get("error"):
         lines.append(f"error: {state['error']}")
     return clean_text("\n".join(lines))

@@ -17,13 +17,15 @@ from ..agents.llm_agent import LlmAgent
 from ..models.base import LlmRequest
 from ..sessions.base import BaseSessionService, Session
 from ..tools.base import Tool
-from .display import Display, Table, instruction_text, json_text, model_label, one_line, pre_html
+from ..models.registry import AutoChoice, ProviderStatus
+from .display import Display, Table, agent_model_label, instruction_text, json_text, one_line, pre_html
 from .render import escape, table_html
 from .wire import request_json, wire_bodies
 
 __all__ = [
     "agent_card",
     "agents_table",
+    "models_table",
     "request_view",
     "schema_view",
     "sessions_table",
@@ -58,10 +60,11 @@ def agent_card(agent: LlmAgent) -> Display:
     """A short summary of a defined agent."""
     tools = ", ".join([t.name for t in agent.tools] + [_toolset_label(ts) for ts in agent.toolsets]) or "none"
     instruction = instruction_text(agent)
-    lines = [f"agent {agent.name}: model {model_label(agent.model)}, tools {tools}"]
+    model = agent_model_label(agent)
+    lines = [f"agent {agent.name}: model {model}, tools {tools}"]
     if instruction:
         lines.append(f"    {one_line(instruction, 200)}")
-    html = (f"<div>agent <code><b>{escape(agent.name)}</b></code> · model <code>{escape(model_label(agent.model))}</code>"
+    html = (f"<div>agent <code><b>{escape(agent.name)}</b></code> · model <code>{escape(model)}</code>"
             f" · tools <code>{escape(tools)}</code>"
             + (f'<div style="opacity:.8;white-space:pre-wrap">{escape(instruction)}</div>' if instruction else "")
             + "</div>")
@@ -128,11 +131,20 @@ def agents_table(agents: Mapping[str, Agent], current: Mapping[tuple[str, str], 
     rows = []
     for name, agent in agents.items():
         tools = [t.name for t in getattr(agent, "tools", ())] + [_toolset_label(ts) for ts in getattr(agent, "toolsets", ())]
-        rows.append([name, model_label(getattr(agent, "model", None)), ", ".join(tools),
+        rows.append([name, agent_model_label(agent), ", ".join(tools),
                      current.get((agent.name, user), ""),
                      one_line(agent.description or instruction_text(agent), 80)])
     return Table(f"Agents ({len(rows)})", ["agent", "model", "tools", "session", "description"], rows,
                  "" if rows else "No agents yet: define one with %%agent NAME.")
+
+
+def models_table(providers: Sequence[ProviderStatus], auto: AutoChoice, auto_model: str | None) -> Table:
+    """`%adk models`: each provider, its key's status (never the key), the model strings it
+    accepts, and what "auto" picks now and why."""
+    rows = [[p.provider, p.model_strings, " or ".join(p.key_variables) or "-", p.key, p.auto, p.note] for p in providers]
+    picked = f"auto → {auto_model or auto.model}" if auto.model is not None else "auto → nothing to run"
+    return Table("Model providers", ["provider", "model strings", "key variable", "key", "auto", "note"], rows,
+                 f"{picked}: {auto.reason}. Keys are read from the environment when a model is made.")
 
 
 def sessions_table(service: BaseSessionService, agents: Mapping[str, Agent], users: Sequence[str],

@@ -1,8 +1,10 @@
 """A run's transcript: its events, in order, folded into one JSON-ready state.
 
-`Transcript` keeps the user's prompt, model text (streamed, then complete), one card per tool
-call (arguments, status, duration, attempts, progress log, result, images, PDF references),
-state deltas, errors, token usage and wall time. The live widget (`widgets.run_view`) holds the
+`Transcript` keeps the user's prompt, who answered (the concrete model, and a one-line notice
+about it when there is one), model text (streamed, then complete; marked when the token limit
+cut it), one card per tool call (arguments, status, duration, attempts, progress log, result,
+images, PDF references, the traceback of a tool that raised), state deltas, errors, token usage
+and wall time. The live widget (`widgets.run_view`) holds the
 same state and sends it as small ops while the run goes on; `render.state_html` /
 `render.state_text` draw it once the run is over, and `transcript_html` / `transcript_text`
 fold and draw a list of events in one call.
@@ -101,7 +103,7 @@ class _Tool:
         return cls({
             "k": "tool", "id": call_id or "", "name": name, "args": cap(_json(args), MAX_ARGS),
             "status": "running", "duration": None, "attempts": None, "error": None, "result": None,
-            "media": [], "long_running": False,
+            "media": [], "long_running": False, "traceback": None,
         })
 
     def append_log(self, chunk: str) -> None:
@@ -153,10 +155,12 @@ class Transcript:
     """
 
     def __init__(self, *, agent_name: str, prompt: str | None = None, session_id: str | None = None,
-                 track: bool = False) -> None:
+                 track: bool = False, model: str | None = None, notice: str | None = None) -> None:
         self.agent_name = agent_name
         self.prompt = prompt
         self.session_id = session_id
+        self.model = model  # who answers; events name the model of each turn ("model" in their metadata)
+        self.notice = notice
         self.status = "running"
         self.error: str | None = None
         self.started_at = time.time()
@@ -304,6 +308,13 @@ class Transcript:
             if text:
                 self._add(_Text(event.author, [text], True))
         self._media_item(content.parts, event.author)
+        metadata = event.metadata
+        model = metadata.get("model")
+        if model and model != self.model:
+            self.model = model
+            self._op(["s", {"model": model}])
+        if metadata.get("finish_reason") == "max_tokens":  # the answer stops mid-way: say so
+            self._add(_Plain({"k": "cut", "tokens": event.usage.output_tokens if event.usage else None}))
         for call in content.function_calls():
             self._cards.setdefault(call.id or "", []).append(self._add(_Tool.card(call.id, call.name, call.args)))
 
@@ -350,7 +361,8 @@ class Transcript:
         for o in outcomes:
             index = self._card(o.call_id, o.tool_name, o.args)
             self._update(index, {"status": "ok" if o.success else "error", "duration": o.duration,
-                                 "attempts": o.attempt, "error": error_line(o.error) if o.error else None})
+                                 "attempts": o.attempt, "error": error_line(o.error) if o.error else None,
+                                 "traceback": o.traceback})
 
     def _progress(self, progress: ToolProgress) -> None:
         index = self._card(progress.call_id, progress.tool_name)
@@ -404,6 +416,8 @@ class Transcript:
             "agent": self.agent_name,
             "prompt": self.prompt,
             "session_id": self.session_id,
+            "model": self.model,
+            "notice": self.notice,
             "status": self.status,
             "error": self.error,
             "started_at": self.started_at,
@@ -439,7 +453,7 @@ def _response_fields(response: FunctionResponse, outcome: ToolOutcome | None, lo
         "long_running": long_running,
     }
     if outcome is not None:
-        fields["duration"], fields["attempts"] = outcome.duration, outcome.attempt
+        fields["duration"], fields["attempts"], fields["traceback"] = outcome.duration, outcome.attempt, outcome.traceback
     return fields
 
 

@@ -26,6 +26,7 @@ from ..agents.base import Agent
 from ..agents.llm_agent import LlmAgent
 from ..core.errors import AdkError
 from ..models.base import Llm
+from ..models.registry import auto_choice, describe, model_id, providers
 from ..sessions.base import BaseSessionService, Session
 from ..sessions.in_memory import InMemorySessionService
 from ..tools.base import Tool, Toolset
@@ -76,6 +77,7 @@ class Workspace:
         self.current: dict[tuple[str, str], str] = {}  # (agent, user) -> the session a bare %%chat continues
         self.view_factory: Callable[..., kernel.View] = default_view_factory
         self.mcp = McpServers()  # %%mcp: one McpToolset per server name
+        self.noticed: set[str] = set()  # models whose one-line notice (a tiny demo model) was shown
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -271,11 +273,17 @@ class Workspace:
             raise UsageError(f"%%chat {name}: the message is empty. Write it below the %%chat line (or: %chat {name} Hello).")
         values = _parse_state(state)
         resolve = getattr(agent, "resolve_model", None)
+        model_name = notice = None
         if resolve is not None:
             try:
-                resolve()
+                model = resolve()
             except (AdkError, ImportError) as exc:  # no key set, an optional extra not installed
                 raise UsageError(f"%%chat {name}: {_message(exc)}") from None
+            model_name = model_id(model)
+            notice = getattr(model, "notice", None)
+            if notice is not None:  # said once a kernel, not at every run
+                notice = None if model_name in self.noticed else notice
+                self.noticed.add(model_name)
         user = user or self.user_id
         self.users.add(user)
         key = (agent.name, user)
@@ -286,7 +294,8 @@ class Workspace:
         else:
             session_id, restart = self.current.get(key, DEFAULT_SESSION), False
         self.current[key] = session_id
-        return ChatPlan(agent, message.strip("\n"), self.session_service, user, session_id, values, restart)
+        return ChatPlan(agent, message.strip("\n"), self.session_service, user, session_id, values, restart,
+                        model=model_name, notice=notice)
 
     def _free_session_id(self, app: str, user: str) -> str:
         taken = {s.id for s in run_sync(self.session_service.list(app_name=app, user_id=user))}
@@ -370,8 +379,14 @@ class Workspace:
         if value is not None:
             self.default_model = self._model(value)
         label = model_label(self.default_model)
+        if self.default_model == "auto":
+            label += f" ({auto_choice().reason})"
         text = f"Default model for new agents: {label}" + ("" if value is None else " (agents defined before keep theirs)")
         return Display(f"<div>{escape(text)}</div>", text)
+
+    def models_table(self) -> Table:
+        choice = auto_choice()
+        return tables.models_table(providers(), choice, describe("auto") if choice.model else None)
 
     def reset(self) -> Display:
         counts = f"{len(self.tools)} tools, {len(self.agents)} agents" + (f", {len(self.mcp)} MCP servers" if self.mcp else "")
@@ -387,7 +402,12 @@ class Workspace:
 
 
 def _message(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, AdkError) else str(exc)
+    if not isinstance(exc, AdkError):
+        return str(exc)
+    variables = exc.details.get("variables") if exc.code == "missing_api_key" else None
+    if variables:  # how to set one here; the terminal says it its own way
+        return f"{exc.message} In a notebook: os.environ[{variables[0]!r}] = '...' (%adk models lists every provider)."
+    return exc.message
 
 
 def _holding(held: Any) -> str:

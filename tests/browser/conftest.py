@@ -270,21 +270,30 @@ def lab(tmp_path_factory: pytest.TempPathFactory, stand_in_model: StandInOpenAI)
     except ImportError as exc:
         _unavailable(f"{exc.name} is not installed: pip install -e '.[browser]'")
     base = tmp_path_factory.mktemp("lab")
+    shutil.copytree(NOTEBOOKS, base / "root", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.html"))
+    with running_lab(base, {"OPENAI_API_KEY": "stand-in", "OPENAI_BASE_URL": stand_in_model.url}) as server:
+        yield server
+
+
+@contextmanager
+def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
+    """JupyterLab serving `base`/root (made if missing), with every Jupyter and IPython folder
+    under `base`; no provider variable reaches its kernels but those in `kernel_env`. Also what
+    bench/first_token.py starts."""
     root = base / "root"
-    shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.html"))
+    root.mkdir(exist_ok=True)
     settings = base / "settings"
     for name, values in LAB_SETTINGS.items():
         target = settings / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values))
     for sub in ("config", "runtime", "data", "workspaces", "ipython"):
-        (base / sub).mkdir()
+        (base / sub).mkdir(exist_ok=True)
     token = secrets.token_hex(24)
     port = _free_port()
     env = {
         **{k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES},
-        "OPENAI_API_KEY": "stand-in",
-        "OPENAI_BASE_URL": stand_in_model.url,
+        **kernel_env,
         "JUPYTER_CONFIG_DIR": str(base / "config"),  # no ~/.jupyter config leaks in
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
         "JUPYTER_DATA_DIR": str(base / "data"),  # (kernelspecs and lab extensions still come from sys.prefix)

@@ -43,6 +43,7 @@ function clean(value) {
  * @typedef {{k: string, [key: string]: any}} Item
  * @typedef {{input: number, output: number, total: number}} UsageJson
  * @typedef {{v: number, seq?: number, agent: string, prompt: string | null, session_id: string | null,
+ *   model?: string | null, notice?: string | null,
  *   status: string, error: string | null, started_at: number, elapsed: number | null,
  *   usage: UsageJson | null, items: Item[]}} RunState
  * @typedef {{data: Item, node: HTMLElement, text?: Text, log?: HTMLElement, logNote?: HTMLElement}} Rec
@@ -88,6 +89,12 @@ function fmtSize(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return n >= 10240 ? `${Math.round(n / 1024)} KB` : `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1048576).toFixed(1)} MB`;
+}
+
+/** @param {number | null | undefined} tokens @returns {string} the marker of an answer the token limit cut (render.py cut_note) */
+function cutNote(tokens) {
+  const at = tokens ? `at ${Number(tokens).toLocaleString("en-US")} tokens` : "at the token limit";
+  return `✂ cut ${at}: the answer reached max_output_tokens`;
 }
 
 /** @param {string} text the last LOG_LIMIT characters, from a line start when there is one */
@@ -256,6 +263,7 @@ class RunDom {
     root.classList.add("adk-rv");
     this.head = h("div", "adk-rv-head");
     this.agent = h("span", "adk-rv-agent");
+    this.model = h("code", "adk-rv-model"); // who answers: the concrete model, never "auto"
     this.badge = h("span", "adk-rv-badge");
     this.meta = h("span", "adk-rv-meta");
     this.stop = /** @type {HTMLButtonElement} */ (h("button", "adk-rv-stop", "■ Stop"));
@@ -266,11 +274,12 @@ class RunDom {
       this.stop.textContent = "Stopping…";
       onStop();
     });
-    this.head.append(this.agent, this.badge, this.meta, this.stop);
+    this.head.append(this.agent, this.model, this.badge, this.meta, this.stop);
+    this.notice = h("div", "adk-rv-notice adk-rv-muted adk-rv-small");
     this.prompt = h("div", "adk-rv-prompt");
     this.body = h("div", "adk-rv-body");
     this.error = h("div", "adk-rv-error");
-    root.replaceChildren(this.head, this.prompt, this.body, this.error);
+    root.replaceChildren(this.head, this.notice, this.prompt, this.body, this.error);
     this.clock = setInterval(() => this.status === "running" && this.renderHead(), 1000); // the elapsed time
   }
 
@@ -334,6 +343,10 @@ class RunDom {
     const st = this.state;
     if (!st) return;
     this.agent.textContent = st.agent || "agent";
+    this.model.textContent = st.model || "";
+    this.model.hidden = !st.model;
+    this.notice.textContent = st.notice ? `ℹ ${st.notice}` : "";
+    this.notice.hidden = !st.notice;
     this.badge.textContent = st.status === "running" ? "running…" : st.status;
     this.badge.className = `adk-rv-badge adk-rv-${st.status}`;
     const bits = [];
@@ -395,6 +408,9 @@ class RunDom {
       case "error":
         node.textContent = `⚠ ${d.message}`;
         break;
+      case "cut":
+        node.textContent = cutNote(d.tokens);
+        break;
       default:
         node.textContent = "";
     }
@@ -433,6 +449,11 @@ class RunDom {
     if (d.result != null) {
       const details = h("details", "adk-rv-result");
       details.append(h("summary", "adk-rv-muted adk-rv-small", "result"), h("pre", "adk-rv-pre", d.result));
+      children.push(details);
+    }
+    if (d.traceback) {
+      const details = h("details", "adk-rv-traceback");
+      details.append(h("summary", "adk-rv-muted adk-rv-small", "traceback"), h("pre", "adk-rv-pre", d.traceback));
       children.push(details);
     }
     for (const m of d.media || []) children.push(this.media(m));

@@ -13,9 +13,10 @@ linearly with the output. ipywidgets alone would need a JS extension package; pl
 `display(HTML)` updates resend the whole transcript per update.
 
 Flushing happens on the thread that calls `handle()` (the kernel's event loop), never on a
-timer thread: widget comms are not thread-safe. A delta is sent from `handle()` once 50 ms have
-passed since the last one; when events stop arriving (a tool is running, the model thinks),
-one `loop.call_later` on that same loop sends what is pending.
+timer thread: widget comms are not thread-safe. The first delta is sent at once (the first
+token should show as soon as it exists: bench/first_token.py), each later one from `handle()`
+once 50 ms have passed since the last; when events stop arriving (a tool is running, the model
+thinks), one `loop.call_later` on that same loop sends what is pending.
 
 A view rendered mid-run (a second view, a page reload) starts from the `state` trait and asks
 the kernel for a snapshot (`{"type": "sync"}`); deltas carry a sequence number so it applies
@@ -72,11 +73,13 @@ class RunView:
         view.finish(result=result)
     """
 
-    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None) -> None:
-        self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True)
+    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
+                 notice: str | None = None) -> None:
+        self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True,
+                                      model=model, notice=notice)
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
-        self._last_flush = self._started
+        self._last_flush = float("-inf")  # nothing sent yet: the first delta goes at once
         self._timer: asyncio.TimerHandle | None = None
         self._armed = False  # a flush is scheduled, or there is no loop to schedule one on
         self._seq = 0
@@ -104,7 +107,7 @@ class RunView:
     # -- the run ---------------------------------------------------------------------------
     def show(self) -> None:
         """Display the view in the current cell output; call it before the run starts."""
-        self._started = self._last_flush = self._clock()
+        self._started = self._clock()
         self._transcript.started_at = time.time()
         bundle = self._bundle(f"[{self._transcript.agent_name}] running…")
         if _publish(bundle, self._display_id, update=False):
