@@ -79,7 +79,7 @@ async def test_our_servers_tools_have_the_schemas_providers_get(our_tools: McpTo
     import served_tools
 
     tools = {t.name: t for t in await our_tools.tools()}
-    assert set(tools) == {"add", "convert", "slow", "countdown", "chart", "fail"}
+    assert set(tools) == {"add", "convert", "slow", "countdown", "chart", "chime", "fail"}
     for name, t in tools.items():
         assert t.declaration() == getattr(served_tools, name).declaration(), name
     assert tools["add"].is_read_only and not tools["convert"].is_read_only
@@ -117,6 +117,17 @@ async def test_an_image_result_is_stored_as_an_image_part_and_shown_inline(
     assert part.inline_data.data.startswith(PNG)
     html = transcript_html(result.events, agent_name="bot")
     assert f'src="data:image/png;base64,{base64.b64encode(part.inline_data.data).decode()[:40]}' in html
+
+
+async def test_an_audio_result_is_stored_as_an_audio_part(our_tools: McpToolset) -> None:
+    import served_tools
+
+    result = await run(our_tools, FunctionCall("chime", {"times": 2}))
+    [response] = responses(result)
+    assert response.response == {"rang": 2}
+    [part] = response.parts
+    assert part.inline_data is not None and part.inline_data.mime_type == "audio/wav"
+    assert part.inline_data.data == served_tools.wav()
 
 
 async def test_embedded_resources_and_links_become_text_and_parts(everything_tools: McpToolset) -> None:
