@@ -37,8 +37,9 @@ from mcp.client.stdio import stdio_client
 from adk_notebook.mcp import McpToolset, StdioServer
 from adk_notebook.tools.simple_context import SimpleToolContext
 
-EVERYTHING = (Path(os.environ.get("ADK_MCP_NODE_PREFIX") or Path.home() / ".cache/adk-notebook/mcp-node")
-              / "node_modules/.bin/mcp-server-everything")
+NODE_PREFIX = Path(os.environ.get("ADK_MCP_NODE_PREFIX")  # where .ci/run installs it
+                   or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "adk-notebook" / "mcp-node")
+EVERYTHING = NODE_PREFIX / "node_modules" / ".bin" / "mcp-server-everything"
 SERVERS: dict[str, tuple[list[str], str, dict[str, Any]]] = {
     "time": (["mcp-server-time", "--local-timezone", "UTC"], "get_current_time", {"timezone": "UTC"}),
     "everything": ([str(EVERYTHING), "stdio"], "echo", {"message": "hi"}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -46,6 +47,28 @@ def test_end_of_input_quits_cleanly() -> None:
     Launcher(LlmAgent(name="a", model=ScriptedModel([])), input_fn=no_more, output=out).run()
     assert "Goodbye" in out.getvalue()
 
+
+
+@pytest.mark.parametrize("key", ["OPENAI_API_KEY", None])
+def test_the_banner_says_who_auto_is_and_why(key: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
+                 "OLLAMA_HOST", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    if key is not None:
+        monkeypatch.setenv(key, "sk-BANNER-SECRET")
+    elif importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("with no key, auto is the embedded model of the [local] extra")
+    agent = LlmAgent(name="a", model="auto")
+    banner = Launcher(agent).banner()
+    first, second = banner.splitlines()[:2]
+    if key is not None:
+        assert first == ("🤖 Agent 'a' ready! Model: openai:gpt-4o-mini (auto: OPENAI_API_KEY is set (and no key for "
+                         "gemini, which come first)).")
+        assert second.startswith("Type your questions") and "sk-BANNER-SECRET" not in banner
+    else:
+        assert first.startswith("🤖 Agent 'a' ready! Model: local:SmolLM2-135M-Instruct.Q4_1.gguf (auto: no API key")
+        assert second.startswith("ℹ SmolLM2-135M is a tiny offline demo model")
+        assert agent.resolve_model().pid is None, "the banner names the model without starting it"
 
 def test_cli_reports_a_bad_model_in_one_line() -> None:
     proc = subprocess.run([sys.executable, "-m", "adk_notebook", "chat", "--model", "gpt5"],

@@ -7,14 +7,26 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from loopback import LoopbackServer, Reply, sse
 from test_magics import FakeView, define_weather_bot, ip, run, shell  # noqa: F401 - fixtures
 
-from adk_notebook import AdkError, FunctionCall, LlmAgent, ScriptedModel, resolve_model, tool
+from adk_notebook import (
+    AdkError,
+    Content,
+    FunctionCall,
+    LlmAgent,
+    LlmResponse,
+    ScriptedModel,
+    Usage,
+    resolve_model,
+    tool,
+)
 from adk_notebook.models.openai import OpenAIModel
 from adk_notebook.models.registry import auto_choice, describe, model_id, providers
 from adk_notebook.notebook.transcript import Transcript, transcript_html, transcript_text
@@ -184,3 +196,43 @@ def test_the_tiny_model_notice_is_said_once() -> None:
     assert first.notice is not None and "tiny offline demo model" in first.notice and "OPENAI_API_KEY" in first.notice
     assert second.notice is None
     assert first.view_kwargs()["model"] == "local:SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+# -- the live widget's own drawing (run_view.js under Node, as tests/test_run_view.py runs it) -----
+@pytest.mark.skipif(shutil.which("node") is None, reason="the widget's JS runs under Node")
+def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceback(tmp_path: Path) -> None:
+    from test_run_view import run_js
+
+    from adk_notebook.models.local import TINY_MODEL_NOTICE
+
+    @tool
+    def convert(amount: str) -> dict:
+        """Convert an amount."""
+        return {"value": float(amount)}
+
+    cut = LlmResponse(Content.model("Once upon a <i>time</i> there"), finish_reason="max_tokens",
+                      usage=Usage(11, 48, 59))
+    model = ScriptedModel([FunctionCall("convert", {"amount": "twelve"}), cut])
+    events = LlmAgent(name="money", model=model, tools=[convert]).run("Convert it").events
+    live = Transcript(agent_name="money", track=True, model="auto", notice=TINY_MODEL_NOTICE)
+    start = {**live.state(), "seq": 0}
+    deltas = []
+    for event in events:
+        live.add(event)
+        deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": live.take_ops()})
+    live.finish(status="done", elapsed=1.0)
+    deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": live.take_ops()})
+    final = {**live.state(), "seq": len(deltas)}
+    streamed, saved = run_js(tmp_path, [{"state": start, "steps": [{"custom": d} for d in deltas]},
+                                        {"state": final, "steps": []}])["views"]
+    for view in (streamed[-1], saved[-1]):
+        text = view["text"]
+        assert text.startswith("moneyscripteddone"), "the header: agent, the model the events name, status"
+        assert text.count("ℹ SmolLM2-135M is a tiny offline demo model") == 1
+        assert "✂ cut at 48 tokens: the answer reached max_output_tokens" in text
+        assert "Once upon a <i>time</i> there" in text and "i" not in view["tags"], "model text stays text"
+        assert "details" in view["tags"] and "Traceback (most recent call last)" in text
+        assert "in convert" in text and "could not convert string to float: 'twelve'" in text
+    [request] = [r for r in model.requests if r.contents[-1].function_responses()]
+    sent = request.contents[-1].parts[0].function_response.response
+    assert sent["error"] == "Tool 'convert' failed: ValueError: could not convert string to float: 'twelve'"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import struct
 import sys
+import wave
 import zlib
 from typing import Literal
 
@@ -79,6 +81,27 @@ def chart(title: str) -> FunctionResponseData:
         title: The chart's title.
     """
     return FunctionResponseData({"title": title}).with_inline_data("image/png", png())
+
+
+def wav(frames: int = 80) -> bytes:
+    """A short silent WAV (8 kHz, mono, 16-bit), made with the standard library."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(2)
+        sound.setframerate(8000)
+        sound.writeframes(b"\x00\x00" * frames)
+    return out.getvalue()
+
+
+@tool
+def chime(times: int) -> FunctionResponseData:
+    """Ring a chime.
+
+    Args:
+        times: How often.
+    """
+    return FunctionResponseData({"rang": times}).with_inline_data("audio/wav", wav())
 
 
 @tool

@@ -79,7 +79,7 @@ async def test_our_servers_tools_have_the_schemas_providers_get(our_tools: McpTo
     import served_tools
 
     tools = {t.name: t for t in await our_tools.tools()}
-    assert set(tools) == {"add", "convert", "slow", "countdown", "chart", "fail"}
+    assert set(tools) == {"add", "convert", "slow", "countdown", "chart", "chime", "fail"}
     for name, t in tools.items():
         assert t.declaration() == getattr(served_tools, name).declaration(), name
     assert tools["add"].is_read_only and not tools["convert"].is_read_only
@@ -117,6 +117,17 @@ async def test_an_image_result_is_stored_as_an_image_part_and_shown_inline(
     assert part.inline_data.data.startswith(PNG)
     html = transcript_html(result.events, agent_name="bot")
     assert f'src="data:image/png;base64,{base64.b64encode(part.inline_data.data).decode()[:40]}' in html
+
+
+async def test_an_audio_result_is_stored_as_an_audio_part(our_tools: McpToolset) -> None:
+    import served_tools
+
+    result = await run(our_tools, FunctionCall("chime", {"times": 2}))
+    [response] = responses(result)
+    assert response.response == {"rang": 2}
+    [part] = response.parts
+    assert part.inline_data is not None and part.inline_data.mime_type == "audio/wav"
+    assert part.inline_data.data == served_tools.wav()
 
 
 async def test_embedded_resources_and_links_become_text_and_parts(everything_tools: McpToolset) -> None:
@@ -328,21 +339,20 @@ async def test_tool_filter_keeps_the_named_tools_and_names_unknown_ones(time_too
         await wrong.tools()
 
 
-def test_close_leaves_no_child_process_and_the_toolset_can_reconnect() -> None:
+@pytest.mark.parametrize("server", [time_server, everything_server, our_server])
+def test_close_leaves_no_child_process_and_the_toolset_can_reconnect(server: Any) -> None:
     from adk_notebook.mcp import _loop
 
     before = children()
-    toolsets = [McpToolset(time_server()), McpToolset(our_server())]
-    for toolset in toolsets:
-        _loop.run_blocking(toolset.tools(), timeout=60)
+    toolset = McpToolset(server())
+    _loop.run_blocking(toolset.tools(), timeout=60)
     started = children() - before
-    assert len(started) >= 2
-    for toolset in toolsets:
-        close(toolset)
-        assert toolset.status == "closed"
+    assert started and server_pid(toolset, before) in started
+    close(toolset)
+    assert toolset.status == "closed"
     assert not (children() & started), "a server process outlived close()"
-    assert _loop.run_blocking(toolsets[0].tools(), timeout=60)  # used again: started again
-    close(toolsets[0])
+    assert _loop.run_blocking(toolset.tools(), timeout=60)  # used again: started again
+    close(toolset)
     assert children() <= before
 
 

@@ -49,7 +49,7 @@ def connect(request: pytest.FixtureRequest, http_served: HttpProcess) -> Connect
 async def test_tools_are_listed_with_the_schemas_providers_get(connect: Connect) -> None:
     async with connect() as session:
         listed = {t.name: t for t in (await session.list_tools()).tools}
-        assert list(listed) == ["add", "convert", "slow", "countdown", "chart", "fail"]
+        assert list(listed) == ["add", "convert", "slow", "countdown", "chart", "chime", "fail"]
         for name, tool in listed.items():
             declared = getattr(served_tools, name).declaration()
             assert tool.input_schema == declared.parameters, name
@@ -88,10 +88,19 @@ async def test_an_image_result_is_mcp_image_content(connect: Connect) -> None:
         assert base64.b64decode(image.data) == served_tools.png()
 
 
+async def test_an_audio_result_is_mcp_audio_content(connect: Connect) -> None:
+    async with connect() as session:
+        result = await session.call_tool("chime", {"times": 2})
+        text, audio = result.content
+        assert text.type == "text" and result.structured_content == {"rang": 2}
+        assert audio.type == "audio" and audio.mime_type == "audio/wav"
+        assert base64.b64decode(audio.data) == served_tools.wav()
+
+
 @pytest.mark.parametrize(("call", "says"), [
     (("fail", {"reason": "out of paper"}), "Tool 'fail' failed: RuntimeError: out of paper"),
     (("add", {"a": "two", "b": 1}), "Invalid arguments for tool 'add'"),
-    (("nope", {}), "Unknown tool 'nope'. Available tools: add, chart, convert, countdown, fail, slow."),
+    (("nope", {}), "Unknown tool 'nope'. Available tools: add, chart, chime, convert, countdown, fail, slow."),
 ])
 async def test_failures_are_error_results(connect: Connect, call: tuple[str, dict[str, Any]], says: str) -> None:
     async with connect() as session:
