@@ -115,7 +115,9 @@ class Provider:
     model_class: ClassVar[str] = "the model"
     key_help: ClassVar[str] = ""
 
-    def __init__(self, *, base_url: str | None = None, **connection: Unpack[Connection]) -> None:
+    def __init__(
+        self, *, base_url: str | None = None, **connection: Unpack[Connection]
+    ) -> None:
         url = base_url or self._default_base_url()
         if not url:
             raise AdkError.config(
@@ -123,7 +125,8 @@ class Provider:
                 "'http://localhost:11434/v1').",
                 code="missing_base_url",
             )
-        _checked_base_url(self.name, url)  # a base_url that cannot be used is an error now, not at the first request
+        # A base_url that cannot be used is an error now, not at the first request.
+        _checked_base_url(self.name, url)
         self.base_url = url.rstrip("/")
         self.headers = dict(connection.get("headers") or {})
         self.http_client = connection.get("http_client")
@@ -152,13 +155,22 @@ class Provider:
         """The headers that carry `api_key` (and any header the API always wants)."""
         return {"authorization": f"Bearer {api_key}"} if api_key else {}
 
-    def check_key(self) -> None:
-        """Raise the error naming the variable to set when requests need a key and none is set."""
-        if self.api_key() is None and self.key_required():
+    def check_key(self) -> str | None:
+        """The key requests would carry now (None for a server that needs none).
+
+        Raises:
+            AdkError: (config, unauthorized, ``missing_api_key``), naming the variable to set,
+                when requests need a key and none is set.
+        """
+        key = self.api_key()
+        if key is None and self.key_required():
             raise self.missing_key()
+        return key
 
     def missing_key(self) -> AdkError:
-        remedy = f"pass {self.model_class}(api_key=...)" + (f" ({self.key_help})" if self.key_help else "")
+        remedy = f"pass {self.model_class}(api_key=...)" + (
+            f" ({self.key_help})" if self.key_help else ""
+        )
         return missing_api_key(self.model_class, self.key_variables, remedy)
 
     @property
@@ -170,9 +182,7 @@ class Provider:
         Raises:
             AdkError: (config, unauthorized, ``missing_api_key``) when a key is needed and none is set.
         """
-        key = self.api_key()
-        if key is None and self.key_required():
-            raise self.missing_key()
+        key = self.check_key()
         if self._transport is None or key != self._sent_key:
             self._transport = HttpTransport(
                 provider=self.name,
@@ -215,7 +225,10 @@ class AnthropicProvider(Provider):
     key_help = "keys: https://console.anthropic.com/settings/keys"
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
-        return {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": api_key} if api_key else {})}
+        return {
+            "anthropic-version": ANTHROPIC_VERSION,
+            **({"x-api-key": api_key} if api_key else {}),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +262,14 @@ class OpenAICompatibleProvider(Provider):
     model_class = "OpenAIModel"
     profile: OpenAIProfile = OpenAIProfile()
 
-    def __init__(self, name: str | None = None, *, base_url: str | None = None, profile: OpenAIProfile | None = None,
-                 **connection: Unpack[Connection]) -> None:
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        base_url: str | None = None,
+        profile: OpenAIProfile | None = None,
+        **connection: Unpack[Connection],
+    ) -> None:
         if name:
             self.name = name
         if profile is not None:
@@ -271,14 +290,18 @@ class OpenAIProvider(OpenAICompatibleProvider):
         return os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
 
     def key_required(self) -> bool:
-        return self.base_url == OPENAI_BASE_URL  # a local server may need no key; OpenAI always does
+        return (
+            self.base_url == OPENAI_BASE_URL
+        )  # a local server may need no key; OpenAI always does
 
 
 class DeepSeekProvider(OpenAICompatibleProvider):
     name = "deepseek"
     default_base_url = "https://api.deepseek.com"
     key_variables = ("DEEPSEEK_API_KEY",)
-    profile = OpenAIProfile(top_k=False, json_schema=False)  # DeepSeek knows only json_object
+    profile = OpenAIProfile(
+        top_k=False, json_schema=False
+    )  # DeepSeek knows only json_object
 
 
 class GroqProvider(OpenAICompatibleProvider):
@@ -310,7 +333,9 @@ class OllamaProvider(OpenAICompatibleProvider):
             hostname = f"[{hostname}]"
         port = parts.port or (443 if parts.scheme == "https" else 11434)
         path = parts.path.rstrip("/")
-        return f"{parts.scheme}://{hostname}:{port}{path}" + ("" if path.endswith("/v1") else "/v1")
+        return f"{parts.scheme}://{hostname}:{port}{path}" + (
+            "" if path.endswith("/v1") else "/v1"
+        )
 
 
 class VLLMProvider(OpenAICompatibleProvider):
@@ -323,12 +348,23 @@ class VLLMProvider(OpenAICompatibleProvider):
 #: The named Chat Completions providers, by the name their model strings use ("deepseek:...").
 OPENAI_COMPATIBLE: dict[str, type[OpenAICompatibleProvider]] = {
     cls.name: cls
-    for cls in (OpenAIProvider, OllamaProvider, DeepSeekProvider, GroqProvider, OpenRouterProvider, VLLMProvider)
+    for cls in (
+        OpenAIProvider,
+        OllamaProvider,
+        DeepSeekProvider,
+        GroqProvider,
+        OpenRouterProvider,
+        VLLMProvider,
+    )
 }
 
 
-def openai_provider(name: str | None = None, *, base_url: str | None = None,
-                    **connection: Unpack[Connection]) -> OpenAICompatibleProvider:
+def openai_provider(
+    name: str | None = None,
+    *,
+    base_url: str | None = None,
+    **connection: Unpack[Connection],
+) -> OpenAICompatibleProvider:
     """The Chat Completions provider called `name` (default "openai"); any other name is a plain
     compatible server at `base_url`."""
     name = name or "openai"
@@ -338,10 +374,15 @@ def openai_provider(name: str | None = None, *, base_url: str | None = None,
     return known(base_url=base_url, **connection)
 
 
-_SHORTHAND_DEFAULTS: dict[str, Any] = {"timeout": DEFAULT_TIMEOUT, "idle_timeout": DEFAULT_IDLE_TIMEOUT}
+_SHORTHAND_DEFAULTS: dict[str, Any] = {
+    "timeout": DEFAULT_TIMEOUT,
+    "idle_timeout": DEFAULT_IDLE_TIMEOUT,
+}
 
 
-def chosen_provider(model_class: str, provider: P | None, make: Callable[..., P], **shorthand: Any) -> P:
+def chosen_provider(
+    model_class: str, provider: P | None, make: Callable[..., P], **shorthand: Any
+) -> P:
     """A model's provider: `provider` when one is passed, else `make(**shorthand)`.
 
     The shorthand (api_key=, base_url=, http_client=, ...) builds the model's own provider; a
@@ -350,7 +391,11 @@ def chosen_provider(model_class: str, provider: P | None, make: Callable[..., P]
     """
     if provider is None:
         return make(**shorthand)
-    given = sorted(k for k, v in shorthand.items() if v is not None and v != _SHORTHAND_DEFAULTS.get(k))
+    given = sorted(
+        k
+        for k, v in shorthand.items()
+        if v is not None and v != _SHORTHAND_DEFAULTS.get(k)
+    )
     if given:
         raise AdkError.config(
             f"{model_class}(provider=...) takes its connection from the provider: pass {', '.join(given)} to "
