@@ -98,7 +98,8 @@ class Provider:
 
     Subclasses are data: `name` (in messages and model strings), `default_base_url`,
     `key_variables` (where the key is looked up, in order), `model_class` and `key_help` (for
-    the error that says which key to set), and `auth_headers` (how the key is sent).
+    the error that says which key to set), `key_header` and `key_format` (how the key is
+    sent), and `api_headers` (what the API always wants).
 
     Args:
         base_url: The API root; by default the provider's own.
@@ -114,6 +115,9 @@ class Provider:
     key_variables: ClassVar[tuple[str, ...]] = ()
     model_class: ClassVar[str] = "the model"
     key_help: ClassVar[str] = ""
+    key_header: ClassVar[str] = "authorization"
+    key_format: ClassVar[str] = "Bearer {}"
+    api_headers: ClassVar[dict[str, str]] = {}
 
     def __init__(
         self, *, base_url: str | None = None, **connection: Unpack[Connection]
@@ -152,8 +156,9 @@ class Provider:
         return self._api_key or api_key_from_env(self.key_variables)
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
-        """The headers that carry `api_key` (and any header the API always wants)."""
-        return {"authorization": f"Bearer {api_key}"} if api_key else {}
+        """The headers that carry `api_key`, and those the API always wants."""
+        key = {self.key_header: self.key_format.format(api_key)} if api_key else {}
+        return {**self.api_headers, **key}
 
     def check_key(self) -> str | None:
         """The key requests would carry now (None for a server that needs none).
@@ -211,8 +216,8 @@ class GeminiProvider(Provider):
     model_class = "GeminiModel"
     key_help = "keys: https://aistudio.google.com/apikey"
 
-    def auth_headers(self, api_key: str | None) -> dict[str, str]:
-        return {"x-goog-api-key": api_key} if api_key else {}
+    key_header = "x-goog-api-key"
+    key_format = "{}"
 
 
 class AnthropicProvider(Provider):
@@ -224,11 +229,9 @@ class AnthropicProvider(Provider):
     model_class = "AnthropicModel"
     key_help = "keys: https://console.anthropic.com/settings/keys"
 
-    def auth_headers(self, api_key: str | None) -> dict[str, str]:
-        return {
-            "anthropic-version": ANTHROPIC_VERSION,
-            **({"x-api-key": api_key} if api_key else {}),
-        }
+    key_header = "x-api-key"
+    key_format = "{}"
+    api_headers: ClassVar[dict[str, str]] = {"anthropic-version": ANTHROPIC_VERSION}
 
 
 @dataclass(frozen=True, slots=True)
