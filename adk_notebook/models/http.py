@@ -131,7 +131,7 @@ class HttpTransport:
             answer, retries included; None for no bound.
         idle_timeout: Seconds (or an `httpx.Timeout`) for each wait on the network: connect,
             write, pool, and each read of the answer.
-        retry: The retry policy for 429, 5xx and connection failures.
+        retry: How failures are retried: those `AdkError.is_retryable()` says are worth it.
         max_event_bytes: The most bytes one server-sent event may hold.
         http_client: An `httpx.AsyncClient` to use instead of the transport's own. You own it:
             `aclose()` leaves it open, and it must be used on the event loop it was made for.

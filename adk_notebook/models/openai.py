@@ -101,10 +101,15 @@ class OpenAIModel(Llm):
     ) -> None:
         self.name = model
         self.model = model
-        if isinstance(provider, str):
-            provider, provider_name = None, provider
+        if provider_name is not None:
+            if provider is not None:
+                raise AdkError.config("Pass OpenAIModel(provider=...) or provider_name=, not both.",
+                                      code="conflicting_options")
+            provider = provider_name
+        name = provider if isinstance(provider, str) else None
         self.provider = chosen_provider(
-            "OpenAIModel", provider, openai_provider, name=provider_name, api_key=api_key, base_url=base_url,
+            "OpenAIModel", None if isinstance(provider, str) else provider,
+            lambda **options: openai_provider(name, **options), api_key=api_key, base_url=base_url,
             headers=extra_headers, http_client=http_client, retry=retry, timeout=timeout, idle_timeout=idle_timeout,
         )
 

@@ -197,8 +197,13 @@ def model_id(model: Llm) -> str:
     """The model string that names a model object: "openai:gpt-4o-mini", "gemini-2.5-flash",
     "local:SmolLM2-135M-Instruct.Q4_1.gguf"; a model of another kind is its `name`."""
     name = model.name
-    provider = getattr(getattr(model, "provider", None), "name", None)
-    if not isinstance(provider, str) or name.startswith(f"{provider}:") or (provider == "gemini" and name.startswith("gemini")):
+    sender = getattr(model, "provider", None)
+    if sender is None:
+        return name
+    from .providers import Provider
+
+    provider = sender.name if isinstance(sender, Provider) else None
+    if provider is None or name.startswith(f"{provider}:") or (provider == "gemini" and name.startswith("gemini")):
         return name
     return f"{provider}:{name}"
 
