@@ -24,7 +24,8 @@ def test_a_model_string_without_its_key_shows_its_own_provider(
     text = run(shell, '%adk request desk --message "And in Lima?"')._repr_mimebundle_()[
         "text/plain"
     ]
-    assert "As OpenAIModel sends it" in text and '"model": "deepseek-chat"' in text
+    assert "As OpenAIModel sends it (deepseek:deepseek-chat)" in text
+    assert '"model": "deepseek-chat"' in text
     assert '"type": "function"' in text and "Gemini body" not in text
     assert "not sent" not in text and "could not be built" not in text
 

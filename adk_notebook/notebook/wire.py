@@ -23,7 +23,7 @@ from ..core.context import InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
 from ..core.events import Event
 from ..models.base import LlmRequest
-from ..models.registry import AUTO_DEFAULTS, resolve_model
+from ..models.registry import AUTO_DEFAULTS, model_id, resolve_model
 from ..runner import RunConfig
 from ..sessions.base import BaseSessionService, Session
 from .display import model_label
@@ -105,7 +105,7 @@ def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) ->
     """[(label, body)]: the agent's own provider when it has one, else (or with `provider`) each one."""
     own = _body_of(model, request)
     if own is not None and provider is None:
-        return [(f"As {type(model).__name__} sends it", own)]
+        return [(f"As {type(model).__name__} sends it ({model_id(model)})", own)]
     keys = list(_PROVIDERS) if provider in (None, "all") else [provider]
     bodies: list[tuple[str, Any]] = []
     for key in keys:
