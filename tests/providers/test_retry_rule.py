@@ -8,8 +8,11 @@ transport had given up.
 
 from __future__ import annotations
 
+import socket
+import threading
 from typing import Any
 
+import httpx
 import pytest
 from loopback import LoopbackServer, Reply
 
@@ -108,3 +111,36 @@ def test_the_rule_reads_the_status_before_the_category() -> None:
         "model", "timeout", "timeout", "acme timed out."
     ).is_retryable()  # no status: the category
     assert AdkError.tool("Cannot divide by zero").is_retryable() is False
+
+
+async def test_a_proxy_that_refuses_is_not_retried() -> None:
+    """httpx raises ProxyError when a proxy refuses the tunnel: forbidden, and not retried."""
+    seen: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def refuse() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                seen.append(conn.recv(4096).split(b"\r\n", 1)[0])
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=refuse, daemon=True).start()
+    proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    async with httpx.AsyncClient(proxy=proxy) as client:
+        t = HttpTransport(
+            provider="acme",
+            base_url="https://api.acme.invalid/v1",
+            http_client=client,
+            retry=RetryPolicy(max_retries=RETRIES, initial_delay=0.01),
+        )
+        with pytest.raises(AdkError) as info:
+            await t.post_json("/x", {})
+    listener.close()
+    error = info.value
+    assert (error.category, error.code) == ("forbidden", "proxy_refused")
+    assert not error.is_retryable() and "refused by the proxy" in error.message
+    assert seen == [b"CONNECT api.acme.invalid:443 HTTP/1.1"]
