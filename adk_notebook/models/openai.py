@@ -215,7 +215,7 @@ class OpenAIModel(Llm):
             function = p.get_dict(call, "function", where)
             call_id, name = p.get_str(call, "id", where), p.get_str(function, "name", f"{where}.function") or ""
             arguments = _arguments(p, function, f"{where}.function")
-            parts.append(Part(function_call=self._function_call(p, call_id, name, arguments, finish, f"{where}.function.arguments")))
+            parts.append(Part(function_call=_function_call(p, call_id, name, arguments, finish, f"{where}.function.arguments")))
         content = p.final(Content("model", parts))
         return LlmResponse(content, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, p.get_dict(data, "usage")))
 
@@ -306,32 +306,9 @@ class OpenAIModel(Llm):
         if texts:
             parts.append(Part(text="".join(texts)))
         for call_id, name, pieces, where in calls:
-            parts.append(Part(function_call=self._function_call(p, call_id, name, "".join(pieces), finish, where)))
+            parts.append(Part(function_call=_function_call(p, call_id, name, "".join(pieces), finish, where)))
         answer = p.final(Content("model", parts))
         yield LlmResponse(answer, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, usage or {}))
-
-    def _function_call(self, p: Payload, call_id: str | None, name: str, arguments: str | dict[str, Any] | None,
-                       finish: str | None, field: str) -> FunctionCall:
-        if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
-            return FunctionCall(name, p.checked_depth(arguments, field), call_id)
-        if not arguments or not arguments.strip():
-            return FunctionCall(name, {}, call_id)
-        try:
-            args = p.arguments(arguments, field)
-        except ValueError as exc:
-            if finish == "length":
-                raise p.error(
-                    "invalid_input",
-                    "truncated_tool_call",
-                    f"The answer was cut off by the token limit in the middle of the arguments of tool {name!r}. "
-                    "Raise max_output_tokens (GenerateContentConfig) or ask for a shorter answer.",
-                ) from None
-            problem = f"not valid JSON ({exc})"
-        else:
-            if isinstance(args, dict):
-                return FunctionCall(name, args, call_id)
-            problem = f"a JSON {type(args).__name__}, not an object"
-        return malformed_call(name, arguments, problem, call_id)
 
     def _no_choices(self, p: Payload) -> AdkError:
         return p.error("unavailable", "no_choices", f"{self.provider_name} answered without choices.")
@@ -345,6 +322,30 @@ class OpenAIModel(Llm):
         category = _ERROR_CATEGORY.get(code, "unavailable") if type(code) is int else "unavailable"
         message = (p.get_str(error, "message", "error") or "no message")[:500]
         return p.error(category, "provider_error", f"{self.provider_name} reported an error: {message}")
+
+
+def _function_call(p: Payload, call_id: str | None, name: str, arguments: str | dict[str, Any] | None,
+                   finish: str | None, field: str) -> FunctionCall:
+    if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
+        return FunctionCall(name, p.checked_depth(arguments, field), call_id)
+    if not arguments or not arguments.strip():
+        return FunctionCall(name, {}, call_id)
+    try:
+        args = p.arguments(arguments, field)
+    except ValueError as exc:
+        if finish == "length":
+            raise p.error(
+                "invalid_input",
+                "truncated_tool_call",
+                f"The answer was cut off by the token limit in the middle of the arguments of tool {name!r}. "
+                "Raise max_output_tokens (GenerateContentConfig) or ask for a shorter answer.",
+            ) from None
+        problem = f"not valid JSON ({exc})"
+    else:
+        if isinstance(args, dict):
+            return FunctionCall(name, args, call_id)
+        problem = f"a JSON {type(args).__name__}, not an object"
+    return malformed_call(name, arguments, problem, call_id)
 
 
 def _add_response_format(body: dict[str, Any], schema: dict[str, Any] | None, mime: str | None,
