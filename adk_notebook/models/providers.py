@@ -293,21 +293,22 @@ class OpenAIProvider(OpenAICompatibleProvider):
         return os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
 
     def key_required(self) -> bool:
-        return (
-            self.base_url == OPENAI_BASE_URL
-        )  # a local server may need no key; OpenAI always does
+        # OpenAI always wants a key; a local server at OPENAI_BASE_URL may need none.
+        return self.base_url == OPENAI_BASE_URL
 
 
 class DeepSeekProvider(OpenAICompatibleProvider):
+    """DeepSeek's API: no `top_k`, and structured output only as ``json_object``."""
+
     name = "deepseek"
     default_base_url = "https://api.deepseek.com"
     key_variables = ("DEEPSEEK_API_KEY",)
-    profile = OpenAIProfile(
-        top_k=False, json_schema=False
-    )  # DeepSeek knows only json_object
+    profile = OpenAIProfile(top_k=False, json_schema=False)
 
 
 class GroqProvider(OpenAICompatibleProvider):
+    """Groq's OpenAI-compatible API: no `top_k`."""
+
     name = "groq"
     default_base_url = "https://api.groq.com/openai/v1"
     key_variables = ("GROQ_API_KEY",)
@@ -315,6 +316,9 @@ class GroqProvider(OpenAICompatibleProvider):
 
 
 class OpenRouterProvider(OpenAICompatibleProvider):
+    """OpenRouter, many vendors' models behind one Chat Completions API (headers= for its
+    "HTTP-Referer" and "X-Title")."""
+
     name = "openrouter"
     default_base_url = "https://openrouter.ai/api/v1"
     key_variables = ("OPENROUTER_API_KEY",)
