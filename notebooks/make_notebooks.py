@@ -1654,18 +1654,20 @@ WHAT_THE_MODEL_SEES = [
     ## Each provider's exact body
 
     The same request in code. The scripted model recorded every request it received; take the
-    second one (after the tool ran) and ask each provider model what it would POST. The providers
-    are constructed with a dummy key: constructing one opens no connection, and `build_body`
-    only translates.
+    second one (after the tool ran) and ask each provider model what it would POST. A model only
+    translates; its provider owns the key, the base URL and the HTTP connection, and reads the key
+    only when a request is sent. So these models get providers without keys: `build_body` needs
+    none, and nothing is sent.
     """),
     code(r'''
-    from adk_notebook import AnthropicModel, GeminiModel, OpenAIModel
+    from adk_notebook import (AnthropicModel, AnthropicProvider, GeminiModel, GeminiProvider, OpenAIModel,
+                              OpenAIProvider)
 
     request = model.requests[-1]
     providers = {
-        "Gemini": GeminiModel("gemini-2.5-flash", api_key="not-a-real-key"),
-        "OpenAI": OpenAIModel("gpt-4o-mini", api_key="not-a-real-key"),
-        "Anthropic": AnthropicModel("claude-sonnet-4-6", api_key="not-a-real-key"),
+        "Gemini": GeminiModel("gemini-2.5-flash", provider=GeminiProvider()),
+        "OpenAI": OpenAIModel("gpt-4o-mini", provider=OpenAIProvider()),
+        "Anthropic": AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider()),
     }
     bodies = {name: provider.build_body(request) for name, provider in providers.items()}
 
@@ -1767,7 +1769,7 @@ WHAT_THE_MODEL_SEES = [
     without sending anything). `--provider` picks another dialect for comparison:
     """),
     code(r'''
-    claude = AnthropicModel("claude-sonnet-4-6", api_key="not-a-real-key")
+    claude = AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider())  # no key: nothing is sent
     '''),
     code(r'''
     %%agent claude_bot --model claude --tools get_weather

@@ -6,8 +6,8 @@ AdkError(component, category, code, message)
               | timeout | unavailable | cancelled | internal | unsupported
 ```
 Users write ``except AdkError``; ``category`` says what happened, ``code`` which case it was,
-``component`` where (agent, tool, model, session, ...). ``is_retryable()`` is what the HTTP
-transport and retry budgets consult.
+``component`` where (agent, tool, model, session, ...). ``is_retryable()`` is the one rule of
+what is worth another attempt: the HTTP transport and tool retry budgets both ask it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["AdkError", "ErrorCategory"]
+__all__ = ["RETRYABLE_STATUSES", "AdkError", "ErrorCategory"]
 
 
 class ErrorCategory(StrEnum):
@@ -32,6 +32,9 @@ class ErrorCategory(StrEnum):
 
 
 _RETRYABLE = frozenset({ErrorCategory.RATE_LIMITED, ErrorCategory.TIMEOUT, ErrorCategory.UNAVAILABLE})
+#: The HTTP statuses worth another attempt: rate limits and transient server trouble. Not 408
+#: (the server gave up on a request it already had), 501 or 505 (it cannot serve this at all).
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 class AdkError(Exception):
@@ -74,6 +77,14 @@ class AdkError(Exception):
         return (_rebuild, (self.component, self.category.value, self.code, self.message, self.retry_after, self.details))
 
     def is_retryable(self) -> bool:
+        """Whether the same call may succeed if tried again.
+
+        An error that carries an HTTP status (``details["status"]``) is retryable when the status
+        is in `RETRYABLE_STATUSES`; any other by its category (rate_limited, timeout, unavailable).
+        """
+        status = self.details.get("status")
+        if type(status) is int:
+            return status in RETRYABLE_STATUSES
         return self.category in _RETRYABLE
 
     def to_dict(self) -> dict[str, Any]:

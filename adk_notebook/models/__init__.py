@@ -1,4 +1,4 @@
-"""Models: the provider interface, offline models and model strings."""
+"""Models: the model interface, providers (key, base URL, HTTP client), offline models and model strings."""
 
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .registry import resolve_model
@@ -6,21 +6,35 @@ from .scripted import FunctionModel, ScriptedModel
 
 __all__ = [
     "AnthropicModel",
+    "AnthropicProvider",
+    "DeepSeekProvider",
     "FunctionModel",
     "GeminiModel",
+    "GeminiProvider",
     "GenerateContentConfig",
+    "GroqProvider",
     "Llm",
     "LlmRequest",
     "LlmResponse",
     "LocalModel",
+    "OllamaProvider",
+    "OpenAICompatibleProvider",
     "OpenAIModel",
+    "OpenAIProfile",
+    "OpenAIProvider",
+    "OpenRouterProvider",
+    "Provider",
     "RetryPolicy",
     "ScriptedModel",
+    "VLLMProvider",
     "resolve_model",
 ]
 
 # Provider models are imported on first use, so `import adk_notebook` stays fast.
-_LAZY = {"AnthropicModel": ".anthropic", "GeminiModel": ".gemini", "LocalModel": ".local", "OpenAIModel": ".openai", "RetryPolicy": ".http"}
+_PROVIDERS = ("AnthropicProvider", "DeepSeekProvider", "GeminiProvider", "GroqProvider", "OllamaProvider",
+              "OpenAICompatibleProvider", "OpenAIProfile", "OpenAIProvider", "OpenRouterProvider", "Provider", "VLLMProvider")
+_LAZY = {"AnthropicModel": ".anthropic", "GeminiModel": ".gemini", "LocalModel": ".local", "OpenAIModel": ".openai",
+         "RetryPolicy": ".http", **dict.fromkeys(_PROVIDERS, ".providers")}
 
 
 def __getattr__(name: str) -> object:

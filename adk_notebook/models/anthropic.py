@@ -32,17 +32,14 @@ from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
 from ..tools.schema import inline_refs
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, HttpTransport, RetryPolicy
-from .keys import ANTHROPIC_KEYS, api_key_from_env, missing_api_key
+from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
 from .payload import Payload
+from .providers import AnthropicProvider, chosen_provider
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["AnthropicModel"]
-
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-API_VERSION = "2023-06-01"
 
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 # Stop reasons in the vocabulary all providers share (see openai.py); others pass through.
@@ -81,6 +78,9 @@ class AnthropicModel(Llm):
 
     Args:
         model: The model id ("claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5", ...).
+        provider: An `AnthropicProvider` to send with; the options below (but max_tokens) build
+            one when none is passed. (A provider passed in is asked for its key only when a
+            request is sent.)
         api_key: The API key; defaults to $ANTHROPIC_API_KEY. Sent in the `x-api-key` header and
             never shown.
         base_url: The API root, default "https://api.anthropic.com".
@@ -94,13 +94,15 @@ class AnthropicModel(Llm):
             a stall before the answer starts is retried while `timeout` leaves time.
 
     Raises:
-        AdkError: (config, unauthorized, ``missing_api_key``) when no key is given or set.
+        AdkError: (config, unauthorized, ``missing_api_key``) when no provider, no key is given
+            and none is set.
     """
 
     def __init__(
         self,
         model: str = "claude-sonnet-4-6",
         *,
+        provider: AnthropicProvider | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
@@ -109,31 +111,24 @@ class AnthropicModel(Llm):
         timeout: float | None = DEFAULT_TIMEOUT,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
-        key = api_key or api_key_from_env(ANTHROPIC_KEYS)
-        if not key:
-            raise missing_api_key("AnthropicModel", ANTHROPIC_KEYS, "pass AnthropicModel(api_key=...) "
-                                  "(keys: https://console.anthropic.com/settings/keys)")
         self.name = model
         self.max_tokens = max_tokens
-        self._transport = HttpTransport(
-            provider="anthropic",
-            base_url=base_url or DEFAULT_BASE_URL,
-            headers={"x-api-key": key, "anthropic-version": API_VERSION},
-            timeout=timeout,
-            idle_timeout=idle_timeout,
-            retry=retry or RetryPolicy(),
-            http_client=http_client,
-        )
+        self.provider = chosen_provider("AnthropicModel", provider, AnthropicProvider, api_key=api_key,
+                                        base_url=base_url, http_client=http_client, retry=retry, timeout=timeout,
+                                        idle_timeout=idle_timeout)
+        if provider is None:
+            self.provider.check_key()  # say at once which variable to set, not at the first request
 
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        transport = self.provider.transport
         body = self.build_body(request, stream)
-        payload = self._transport.payload
+        payload = transport.payload
         message = _Message(payload)
         if not stream:
-            message.add_message(await self._transport.post_json("/v1/messages", body))
+            message.add_message(await transport.post_json("/v1/messages", body))
             yield message.finish()
             return
-        events = self._transport.stream_sse("/v1/messages", body)
+        events = transport.stream_sse("/v1/messages", body)
         async with aclosing(events):
             async for event in events:
                 text = message.add_event(payload.loads(event.data, "stream chunk"))
@@ -149,7 +144,7 @@ class AnthropicModel(Llm):
         yield message.finish()
 
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
-        """The JSON body sent for `request`: what Claude receives, e.g. for `%adk request`."""
+        """The JSON body sent for `request`: what Claude receives, e.g. for `%adk request`; needs no key."""
         config = request.config
         body: dict[str, Any] = {
             "model": self.name,
@@ -174,7 +169,7 @@ class AnthropicModel(Llm):
 
     async def aclose(self) -> None:
         """Close the HTTP connections this model opened."""
-        await self._transport.aclose()
+        await self.provider.aclose()
 
 
 # -- our contents -> Anthropic's messages --------------------------------------------------------

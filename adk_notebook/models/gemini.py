@@ -32,16 +32,14 @@ from ..core.events import Usage, new_id
 from ..tools.base import FunctionDeclaration
 from ..tools.schema import gemini_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, HttpTransport, RetryPolicy
-from .keys import GEMINI_KEYS, api_key_from_env, missing_api_key
+from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
 from .payload import Payload
+from .providers import GeminiProvider, chosen_provider
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["GeminiModel"]
-
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 # Ids we make up (the agent's "adk-…" ids) are not Gemini's: like google-adk, keep them out of
 # the request; Gemini pairs calls and responses by name and order then.
@@ -63,6 +61,8 @@ class GeminiModel(Llm):
 
     Args:
         model: The model id ("gemini-2.5-flash", "gemini-3-flash-preview", ...).
+        provider: A `GeminiProvider` to send with; the options below build one when none is
+            passed. (A provider passed in is asked for its key only when a request is sent.)
         api_key: The API key; defaults to $GOOGLE_API_KEY, then $GEMINI_API_KEY. Sent in the
             `x-goog-api-key` header, never in a URL, and never shown.
         base_url: The API root, default "https://generativelanguage.googleapis.com/v1beta".
@@ -74,13 +74,15 @@ class GeminiModel(Llm):
             a stall before the answer starts is retried while `timeout` leaves time.
 
     Raises:
-        AdkError: (config, unauthorized, ``missing_api_key``) when no key is given or set.
+        AdkError: (config, unauthorized, ``missing_api_key``) when no provider, no key is given
+            and none is set.
     """
 
     def __init__(
         self,
         model: str = "gemini-2.5-flash",
         *,
+        provider: GeminiProvider | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
@@ -88,30 +90,22 @@ class GeminiModel(Llm):
         timeout: float | None = DEFAULT_TIMEOUT,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
-        key = api_key or api_key_from_env(GEMINI_KEYS)
-        if not key:
-            raise missing_api_key("GeminiModel", GEMINI_KEYS,
-                                  "pass GeminiModel(api_key=...) (keys: https://aistudio.google.com/apikey)")
         self.name = model.removeprefix("models/")
-        self._transport = HttpTransport(
-            provider="gemini",
-            base_url=base_url or DEFAULT_BASE_URL,
-            headers={"x-goog-api-key": key},
-            timeout=timeout,
-            idle_timeout=idle_timeout,
-            retry=retry or RetryPolicy(),
-            http_client=http_client,
-        )
+        self.provider = chosen_provider("GeminiModel", provider, GeminiProvider, api_key=api_key, base_url=base_url,
+                                        http_client=http_client, retry=retry, timeout=timeout, idle_timeout=idle_timeout)
+        if provider is None:
+            self.provider.check_key()  # say at once which variable to set, not at the first request
 
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        transport = self.provider.transport
         body = self.build_body(request, stream)
-        payload = self._transport.payload
+        payload = transport.payload
         turn = _Turn(payload, streamed=stream)
         if not stream:
-            turn.add(await self._transport.post_json(f"/models/{self.name}:generateContent", body))
+            turn.add(await transport.post_json(f"/models/{self.name}:generateContent", body))
             yield turn.finish()
             return
-        events = self._transport.stream_sse(f"/models/{self.name}:streamGenerateContent", body, params={"alt": "sse"})
+        events = transport.stream_sse(f"/models/{self.name}:streamGenerateContent", body, params={"alt": "sse"})
         async with aclosing(events):
             async for event in events:
                 text = turn.add(payload.loads(event.data, "stream chunk"))
@@ -120,7 +114,7 @@ class GeminiModel(Llm):
         yield turn.finish()
 
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
-        """The JSON body sent for `request` (the same streamed or not), e.g. for `%adk request`."""
+        """The JSON body sent for `request` (the same streamed or not), e.g. for `%adk request`; needs no key."""
         body: dict[str, Any] = {"contents": self._contents(request.contents)}
         if request.system_instruction:
             body["systemInstruction"] = {"parts": [{"text": request.system_instruction}]}
@@ -140,7 +134,7 @@ class GeminiModel(Llm):
 
     async def aclose(self) -> None:
         """Close the HTTP connections this model opened."""
-        await self._transport.aclose()
+        await self.provider.aclose()
 
     # -- our contents -> Gemini's ----------------------------------------------------------------
     def _contents(self, contents: list[Content]) -> list[dict[str, Any]]:

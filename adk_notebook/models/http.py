@@ -11,9 +11,9 @@ HttpTransport(provider=, base_url=, headers=, timeout=, idle_timeout=, retry=, h
 Every failure is an `AdkError(component="model")` whose category follows the HTTP status
 (400/422 invalid_input, 401 unauthorized, 403 forbidden, 404 not_found, 408/504 and timeouts
 timeout, 429 rate_limited, other 5xx and connection errors unavailable) and whose message
-carries the provider's own words. 429, 500/502/503/504 and connection failures are retried
-with exponential backoff honouring `Retry-After` (a 5xx whose body cannot even be decoded
-too). A stream is retried only before its first event; a break after that is `unavailable` /
+carries the provider's own words. What `AdkError.is_retryable()` says is worth another attempt
+is retried (429, 500/502/503/504, connection failures and stalls), with exponential backoff
+honouring `Retry-After` (a 5xx whose body cannot even be decoded too). A stream is retried only before its first event; a break after that is `unavailable` /
 ``stream_interrupted``, never a silent truncation.
 
 Time: `timeout` bounds one call as a whole, from connecting to the last event of the answer,
@@ -64,8 +64,6 @@ __all__ = ["HttpTransport", "RetryPolicy", "ServerSentEvent", "SseDecoder", "Sse
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Statuses worth another attempt: rate limits and transient server trouble.
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: The longest `Retry-After` we wait for; a server asking for more gets its error raised at once.
 MAX_RETRY_AFTER = 60.0
 #: The default bound on one call, stream included (long answers from slow models fit in it).
@@ -133,7 +131,7 @@ class HttpTransport:
             answer, retries included; None for no bound.
         idle_timeout: Seconds (or an `httpx.Timeout`) for each wait on the network: connect,
             write, pool, and each read of the answer.
-        retry: The retry policy for 429, 5xx and connection failures.
+        retry: How failures are retried: those `AdkError.is_retryable()` says are worth it.
         max_event_bytes: The most bytes one server-sent event may hold.
         http_client: An `httpx.AsyncClient` to use instead of the transport's own. You own it:
             `aclose()` leaves it open, and it must be used on the event loop it was made for.
@@ -309,7 +307,7 @@ class HttpTransport:
             raise self._error(
                 ErrorCategory.INVALID_INPUT, "invalid_url",
                 f"{self.provider}: the request URL for {path!r} cannot be built ({exc}); check the model name.",
-                details={"provider": self.provider, "retryable": False, "field": "model"},
+                details={"provider": self.provider, "field": "model"},
             ) from None
 
     async def _client(self) -> httpx.AsyncClient:
@@ -365,15 +363,14 @@ class HttpTransport:
                 f"{self.provider} did not finish its answer within timeout={self.timeout:g} s (the bound on one "
                 "call: connecting, sending and reading the answer to its last event, retries included). "
                 "For long answers pass a larger timeout= to the model; otherwise check the server.",
-                details={"provider": self.provider, "retryable": False},
+                details={"provider": self.provider},
             ) from None
 
     # -- retries ------------------------------------------------------------------------------
 
     async def _wait_or_raise(self, error: AdkError, cause: BaseException | None, attempt: int, deadline: float | None) -> int:
         """Sleep before the next attempt and return its number, or raise `error` if none is due."""
-        retryable = error.details.get("retryable", False)
-        if not retryable or attempt >= self.retry.max_retries:
+        if not error.is_retryable() or attempt >= self.retry.max_retries:
             raise error from self._shown(cause)
         if error.retry_after is not None:
             if error.retry_after > MAX_RETRY_AFTER:
@@ -409,9 +406,10 @@ class HttpTransport:
             message += " The API key is valid but not allowed to do this (project, region or model access)."
         elif status == 404:
             message += " Check the model name and the base URL."
-        retry_after = _retry_after(headers) if status in RETRY_STATUSES else None
-        details: dict[str, Any] = {"provider": self.provider, "status": status, "retryable": status in RETRY_STATUSES}
-        return self._error(category, f"http_{status}", message, retry_after=retry_after, details=details)
+        error = self._error(category, f"http_{status}", message, details={"provider": self.provider, "status": status})
+        if error.is_retryable():
+            error.retry_after = _retry_after(headers)
+        return error
 
     async def _error_body(self, response: httpx.Response, deadline: float | None) -> bytes:
         """The body of an error answer, for its message: a body that cannot be decoded says so."""
@@ -443,11 +441,14 @@ class HttpTransport:
             category, code, what = ErrorCategory.TIMEOUT, "timeout", "timed out"
         elif isinstance(exc, httpx.ConnectError):
             category, code, what = ErrorCategory.UNAVAILABLE, "connect_failed", "could not be reached"
+        elif isinstance(exc, httpx.ProxyError):  # the proxy said no: trying again will not change that
+            category, code, what = ErrorCategory.FORBIDDEN, "proxy_refused", "was refused by the proxy"
+        elif isinstance(exc, httpx.UnsupportedProtocol):
+            category, code, what = ErrorCategory.INVALID_INPUT, "unsupported_protocol", "cannot be spoken to"
         else:
             category, code, what = ErrorCategory.UNAVAILABLE, "connection_error", "dropped the connection"
         message = f"{self.provider} at {_redact_url(self.base_url)} {what} ({_describe(exc)})."
-        retryable = not isinstance(exc, (httpx.UnsupportedProtocol, httpx.ProxyError))
-        return self._error(category, code, message, details={"provider": self.provider, "retryable": retryable})
+        return self._error(category, code, message, details={"provider": self.provider})
 
     def _excerpt(self, text: str) -> str:
         text = text.strip()

@@ -1,5 +1,7 @@
 """OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp, DeepSeek,
-Groq, OpenRouter).
+Groq, OpenRouter): each is a provider (providers.py) that owns the key, the base URL and the
+HTTP client, and what it does its own way is data on its `OpenAIProfile`. The body builder
+needs no key: `%adk request` shows any provider's body without one.
 
 Our types in, the wire format out, and back:
 
@@ -26,7 +28,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -42,33 +43,36 @@ from .http import (
     RetryPolicy,
     _redact_url,
 )
-from .keys import OPENAI_KEYS, api_key_from_env, missing_api_key
 from .payload import Payload, excerpt
+from .providers import OpenAICompatibleProvider, chosen_provider, openai_provider
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = ["OpenAIModel"]
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
-
 _FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety", "tool_calls": "tool_calls", "function_call": "tool_calls"}
 _ERROR_CATEGORY = {400: "invalid_input", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout", 429: "rate_limited"}
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
-# Providers that reject OpenAI-unknown sampling fields such as top_k.
-_NO_TOP_K = frozenset({"openai", "deepseek", "groq"})
 
 
 class OpenAIModel(Llm):
-    """A model behind the OpenAI Chat Completions API.
+    """A model behind the OpenAI Chat Completions API, at OpenAI or any server that speaks it.
 
     Args:
         model: The model id, e.g. "gpt-4o-mini", "llama3.2" (Ollama), "deepseek-chat".
-        api_key: The key; defaults to OPENAI_API_KEY for the "openai" provider. Servers without
-            keys (Ollama, llama.cpp) work with none. Never shown in reprs, logs or errors.
-        base_url: The API root ending in "/v1"; defaults to OPENAI_BASE_URL, else OpenAI's.
+        provider: Where requests go (`OpenAIProvider`, `DeepSeekProvider`, `OllamaProvider`,
+            `OpenAICompatibleProvider(name, base_url=...)`, ...), or a provider's name
+            ("deepseek", "ollama", ...); default OpenAI. Its profile says what the server does
+            its own way. The options below build it when none is passed.
+        api_key: The key; defaults to the provider's variable (OPENAI_API_KEY for OpenAI), read
+            when a request is sent. Servers without keys (Ollama, llama.cpp) work with none.
+            Never shown in reprs, logs or errors.
+        base_url: The API root ending in "/v1"; for OpenAI it defaults to OPENAI_BASE_URL, else
+            OpenAI's own.
         http_client: An `httpx.AsyncClient` to send requests with (you own it).
-        provider_name: Shown in messages; "openai" also selects `max_completion_tokens`.
+        provider_name: The same as `provider` given as a name: a known provider's, else a
+            plain compatible server's name shown in messages (then base_url= is needed).
         extra_headers: Sent with every request (e.g. OpenRouter's "HTTP-Referer").
         retry: How 429/5xx/connection failures are retried.
         timeout: Seconds one call may take in all: connecting, sending, and reading the answer
@@ -77,84 +81,69 @@ class OpenAIModel(Llm):
             a stall before the answer starts is retried while `timeout` leaves time.
 
     Example:
-        model = OpenAIModel("llama3.2", base_url="http://localhost:11434/v1", provider_name="ollama")
+        model = OpenAIModel("deepseek-chat", provider=DeepSeekProvider())
+        model = OpenAIModel("llama3.2", provider=OllamaProvider(base_url="http://gpu-box:11434/v1"))
     """
 
     def __init__(
         self,
         model: str,
         *,
+        provider: OpenAICompatibleProvider | str | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         http_client: httpx.AsyncClient | None = None,
-        provider_name: str = "openai",
+        provider_name: str | None = None,
         extra_headers: dict[str, str] | None = None,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self.name = model
         self.model = model
-        self.provider_name = provider_name
-        if provider_name == "openai":
-            api_key = api_key or api_key_from_env(OPENAI_KEYS)
-            base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-        elif base_url is None:
-            raise AdkError.config(
-                f"OpenAIModel(provider_name={provider_name!r}) needs base_url= (the server's API root, e.g. "
-                "'http://localhost:11434/v1').",
-                code="missing_base_url",
-            )
-        self.base_url = base_url.rstrip("/")
-        # The real OpenAI API always wants a key; say so before the first request, not after a 401.
-        self._missing_key = api_key is None and self.base_url == OPENAI_BASE_URL
-        self._transport_options = {"extra_headers": extra_headers, "timeout": timeout, "idle_timeout": idle_timeout,
-                                   "retry": retry, "http_client": http_client}
-        self._transport = self._make_transport(api_key)
-
-    def _make_transport(self, api_key: str | None) -> HttpTransport:
-        options = self._transport_options
-        headers = dict(options["extra_headers"] or {})
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        return HttpTransport(
-            provider=self.provider_name,
-            base_url=self.base_url,
-            headers=headers,
-            timeout=options["timeout"],
-            idle_timeout=options["idle_timeout"],
-            retry=options["retry"],
-            http_client=options["http_client"],
+        if provider_name is not None:
+            if provider is not None:
+                raise AdkError.config("Pass OpenAIModel(provider=...) or provider_name=, not both.",
+                                      code="conflicting_options")
+            provider = provider_name
+        name = provider if isinstance(provider, str) else None
+        self.provider = chosen_provider(
+            "OpenAIModel", None if isinstance(provider, str) else provider,
+            lambda **options: openai_provider(name, **options), api_key=api_key, base_url=base_url,
+            headers=extra_headers, http_client=http_client, retry=retry, timeout=timeout, idle_timeout=idle_timeout,
         )
+
+    @property
+    def provider_name(self) -> str:
+        """The provider's name ("openai", "deepseek", "ollama", ...)."""
+        return self.provider.name
+
+    @property
+    def base_url(self) -> str:
+        return self.provider.base_url
 
     def __repr__(self) -> str:
         return f"<OpenAIModel {self.model!r} provider={self.provider_name!r} base_url={_redact_url(self.base_url)!r}>"
 
     async def aclose(self) -> None:
         """Close the HTTP connections this model opened."""
-        await self._transport.aclose()
+        await self.provider.aclose()
 
     def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
         # A plain method returning the generator that does the work: one async step less per chunk.
-        if self._missing_key:
-            # The key may have been set (os.environ[...] in a later cell) since this model was made.
-            api_key = api_key_from_env(OPENAI_KEYS)
-            if api_key:
-                self._transport = self._make_transport(api_key)
-                self._missing_key = False
-        if self._missing_key:
-            raise missing_api_key("OpenAIModel", OPENAI_KEYS, "pass OpenAIModel(..., api_key=...); "
-                                  "for a local OpenAI-compatible server, pass base_url= instead")
+        # The provider checks the key here, at once, rather than at the first chunk.
+        transport = self.provider.transport
         body = self.build_body(request, stream)
-        return self._stream(body) if stream else self._complete(body)
+        return self._stream(transport, body) if stream else self._complete(transport, body)
 
-    async def _complete(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
-        yield self._parse_completion(await self._transport.post_json("/chat/completions", body))
+    async def _complete(self, transport: HttpTransport, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+        yield self._parse_completion(transport.payload, await transport.post_json("/chat/completions", body))
 
     # -- request ------------------------------------------------------------------------------
 
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
-        """The JSON body for `request` (what `%adk request` shows for this provider)."""
+        """The JSON body for `request` (what `%adk request` shows for this provider); needs no key."""
+        profile = self.provider.profile
         messages: list[dict[str, Any]] = []
         if request.system_instruction:
             messages.append({"role": "system", "content": request.system_instruction})
@@ -183,43 +172,26 @@ class OpenAIModel(Llm):
             body["temperature"] = config.temperature
         if config.top_p is not None:
             body["top_p"] = config.top_p
-        if config.top_k is not None and self.provider_name not in _NO_TOP_K:
+        if config.top_k is not None and profile.top_k:
             body["top_k"] = config.top_k
         if config.max_output_tokens is not None:
-            body["max_completion_tokens" if self.provider_name == "openai" else "max_tokens"] = config.max_output_tokens
+            body[profile.max_tokens_field] = config.max_output_tokens
         if config.stop_sequences:
             body["stop"] = list(config.stop_sequences)
-        self._add_response_format(body, config.response_schema, config.response_mime_type)
+        _add_response_format(body, config.response_schema, config.response_mime_type, profile.json_schema)
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def _add_response_format(self, body: dict[str, Any], schema: dict[str, Any] | None, mime: str | None) -> None:
-        if schema is None and mime != "application/json":
-            return
-        hint = "Respond with JSON."
-        if schema is not None and self.provider_name != "deepseek":
-            name = "".join(c if c.isalnum() or c in "_-" else "_" for c in str(schema.get("title") or "response"))[:64]
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
-        else:
-            # DeepSeek knows only json_object; the schema then travels in the instruction.
-            body["response_format"] = {"type": "json_object"}
-            if schema is not None:
-                hint = f"Respond with JSON matching this JSON schema: {json.dumps(schema)}"
-        # OpenAI and DeepSeek reject json_object unless the word "json" appears in the messages.
-        if (schema is not None and self.provider_name == "deepseek") or not _mentions_json(body["messages"]):
-            body["messages"].insert(0, {"role": "system", "content": hint})
-
     # -- response -----------------------------------------------------------------------------
 
-    def _parse_completion(self, data: dict[str, Any]) -> LlmResponse:
-        p = self._transport.payload
+    def _parse_completion(self, p: Payload, data: dict[str, Any]) -> LlmResponse:
         if data.get("error") is not None:
-            raise self._stream_error(data["error"])
+            raise self._stream_error(p, data["error"])
         choices = p.get_dicts(data, "choices")
         if not choices:
-            raise self._no_choices()
+            raise self._no_choices(p)
         finish = p.get_str(choices[0], "finish_reason", "choices[0]")
         at = "choices[0].message"
         message = p.get_dict(choices[0], "message", "choices[0]")
@@ -243,11 +215,11 @@ class OpenAIModel(Llm):
             function = p.get_dict(call, "function", where)
             call_id, name = p.get_str(call, "id", where), p.get_str(function, "name", f"{where}.function") or ""
             arguments = _arguments(p, function, f"{where}.function")
-            parts.append(Part(function_call=self._function_call(call_id, name, arguments, finish, f"{where}.function.arguments")))
+            parts.append(Part(function_call=_function_call(p, call_id, name, arguments, finish, f"{where}.function.arguments")))
         content = p.final(Content("model", parts))
         return LlmResponse(content, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, p.get_dict(data, "usage")))
 
-    async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+    async def _stream(self, transport: HttpTransport, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
         """The per-chunk path: one JSON decode, a few dict lookups, one small response per text delta.
 
         Its fields are read without a `Payload` getter per field, which would cost more than
@@ -256,7 +228,7 @@ class OpenAIModel(Llm):
         name the field; a value that would pass silently (a text, a finish reason; a falsy
         container) is tested where it is read, the falsy ones only on their rare branch.
         """
-        p = self._transport.payload
+        p = transport.payload
         texts: list[str] = []
         thoughts: list[str] = []
         calls: list[list[Any]] = []  # [id, name, [argument pieces], field]
@@ -265,7 +237,7 @@ class OpenAIModel(Llm):
         usage: dict[str, Any] | None = None
         done = answered = False
         loads, response, content, part = parse_json, LlmResponse, Content, Part  # locals: the loop runs per chunk
-        batches = self._transport.stream_sse_batches("/chat/completions", body)
+        batches = transport.stream_sse_batches("/chat/completions", body)
         chunk: Any = None
         try:
             async for batch in batches:
@@ -311,7 +283,7 @@ class OpenAIModel(Llm):
                         elif choices is not None and type(choices) is not list:
                             raise p.wrong("choices", choices, list)
                         elif chunk.get("error") is not None:
-                            raise self._stream_error(chunk["error"])
+                            raise self._stream_error(p, chunk["error"])
                         if "usage" in chunk:
                             chunk_usage = chunk["usage"]
                             if chunk_usage is not None and type(chunk_usage) is not dict:
@@ -323,7 +295,7 @@ class OpenAIModel(Llm):
         finally:
             await batches.aclose()
         if done and not answered:  # [DONE] after chunks with no choices: no answer at all
-            raise self._no_choices()
+            raise self._no_choices(p)
         if not done and finish is None:
             raise p.error("unavailable", "stream_interrupted",
                           f"The {self.provider_name} stream ended before the answer was complete (no finish reason, "
@@ -334,40 +306,15 @@ class OpenAIModel(Llm):
         if texts:
             parts.append(Part(text="".join(texts)))
         for call_id, name, pieces, where in calls:
-            parts.append(Part(function_call=self._function_call(call_id, name, "".join(pieces), finish, where)))
+            parts.append(Part(function_call=_function_call(p, call_id, name, "".join(pieces), finish, where)))
         answer = p.final(Content("model", parts))
         yield LlmResponse(answer, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, usage or {}))
 
-    def _function_call(self, call_id: str | None, name: str, arguments: str | dict[str, Any] | None,
-                       finish: str | None, field: str) -> FunctionCall:
-        p = self._transport.payload
-        if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
-            return FunctionCall(name, p.checked_depth(arguments, field), call_id)
-        if not arguments or not arguments.strip():
-            return FunctionCall(name, {}, call_id)
-        try:
-            args = p.arguments(arguments, field)
-        except ValueError as exc:
-            if finish == "length":
-                raise p.error(
-                    "invalid_input",
-                    "truncated_tool_call",
-                    f"The answer was cut off by the token limit in the middle of the arguments of tool {name!r}. "
-                    "Raise max_output_tokens (GenerateContentConfig) or ask for a shorter answer.",
-                ) from None
-            problem = f"not valid JSON ({exc})"
-        else:
-            if isinstance(args, dict):
-                return FunctionCall(name, args, call_id)
-            problem = f"a JSON {type(args).__name__}, not an object"
-        return malformed_call(name, arguments, problem, call_id)
+    def _no_choices(self, p: Payload) -> AdkError:
+        return p.error("unavailable", "no_choices", f"{self.provider_name} answered without choices.")
 
-    def _no_choices(self) -> AdkError:
-        return self._transport.payload.error("unavailable", "no_choices", f"{self.provider_name} answered without choices.")
-
-    def _stream_error(self, error: Any) -> AdkError:
+    def _stream_error(self, p: Payload, error: Any) -> AdkError:
         """An error the server reported inside a 200 answer (OpenRouter does this mid-stream)."""
-        p = self._transport.payload
         if type(error) is str:
             error = {"message": error}
         error = p.object(error, "error")
@@ -375,6 +322,48 @@ class OpenAIModel(Llm):
         category = _ERROR_CATEGORY.get(code, "unavailable") if type(code) is int else "unavailable"
         message = (p.get_str(error, "message", "error") or "no message")[:500]
         return p.error(category, "provider_error", f"{self.provider_name} reported an error: {message}")
+
+
+def _function_call(p: Payload, call_id: str | None, name: str, arguments: str | dict[str, Any] | None,
+                   finish: str | None, field: str) -> FunctionCall:
+    if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
+        return FunctionCall(name, p.checked_depth(arguments, field), call_id)
+    if not arguments or not arguments.strip():
+        return FunctionCall(name, {}, call_id)
+    try:
+        args = p.arguments(arguments, field)
+    except ValueError as exc:
+        if finish == "length":
+            raise p.error(
+                "invalid_input",
+                "truncated_tool_call",
+                f"The answer was cut off by the token limit in the middle of the arguments of tool {name!r}. "
+                "Raise max_output_tokens (GenerateContentConfig) or ask for a shorter answer.",
+            ) from None
+        problem = f"not valid JSON ({exc})"
+    else:
+        if isinstance(args, dict):
+            return FunctionCall(name, args, call_id)
+        problem = f"a JSON {type(args).__name__}, not an object"
+    return malformed_call(name, arguments, problem, call_id)
+
+
+def _add_response_format(body: dict[str, Any], schema: dict[str, Any] | None, mime: str | None,
+                         json_schema: bool) -> None:
+    if schema is None and mime != "application/json":
+        return
+    hint = "Respond with JSON."
+    if schema is not None and json_schema:
+        name = "".join(c if c.isalnum() or c in "_-" else "_" for c in str(schema.get("title") or "response"))[:64]
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+    else:
+        # A server that knows only json_object (DeepSeek) gets the schema in the instruction.
+        body["response_format"] = {"type": "json_object"}
+        if schema is not None:
+            hint = f"Respond with JSON matching this JSON schema: {json.dumps(schema)}"
+    # OpenAI and DeepSeek reject json_object unless the word "json" appears in the messages.
+    if (schema is not None and not json_schema) or not _mentions_json(body["messages"]):
+        body["messages"].insert(0, {"role": "system", "content": hint})
 
 
 def _diagnose(p: Payload, chunk: Any) -> None:

@@ -9,8 +9,11 @@ deepseek: | groq: | openrouter:      OpenAIModel        DEEPSEEK_API_KEY | GROQ_
 local | local:<path.gguf>            LocalModel         (the optional llama.cpp extra; a child process)
 auto                                 the first of gemini, openai, anthropic with a key set; else LocalModel()
 ```
-Provider modules are imported only when a string names them, so `import adk_notebook` does
-not import httpx. A missing key is an `AdkError(config, unauthorized)` naming the variable to set.
+Each string names a model class and a provider (providers.py) that owns the key, the base URL
+and the HTTP client. Provider modules are imported only when a string names them, so `import
+adk_notebook` does not import httpx. A missing key is an `AdkError(config, unauthorized)`
+naming the variable to set; `resolve_model(s, require_key=False)` makes the model anyway (it
+fails when it sends), which is how `%adk request` shows a provider's body without a key.
 
 Who answers: `auto_choice()` says what "auto" picks now and why, `describe("auto")` the model
 it would make (without making it), `model_id(model)` the string that names a model object
@@ -25,12 +28,14 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import AdkError
 from .base import Llm
-from .keys import ANTHROPIC_KEYS, GEMINI_KEYS, OPENAI_KEYS, api_key_from_env, missing_api_key
+from .keys import ANTHROPIC_KEYS, GEMINI_KEYS, OPENAI_KEYS, missing_api_key
+
+if TYPE_CHECKING:
+    from .providers import Provider
 
 __all__ = ["AUTO_DEFAULTS", "AutoChoice", "ProviderStatus", "auto_choice", "describe", "model_id", "providers",
            "resolve_model"]
@@ -38,12 +43,6 @@ __all__ = ["AUTO_DEFAULTS", "AutoChoice", "ProviderStatus", "auto_choice", "desc
 #: What "auto" picks for each provider it finds a key for.
 AUTO_DEFAULTS = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
-# provider -> (base URL, key variables); OpenAI-compatible servers.
-_OPENAI_COMPATIBLE: dict[str, tuple[str, tuple[str, ...]]] = {
-    "deepseek": ("https://api.deepseek.com", ("DEEPSEEK_API_KEY",)),
-    "groq": ("https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
-    "openrouter": ("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
-}
 _PROVIDERS = ("gemini", "openai", "anthropic", "ollama", "deepseek", "groq", "openrouter", "local")
 # Bare model names people type, and the provider they belong to (for "did you mean").
 _FAMILY_HINTS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("claude", "anthropic"),
@@ -51,8 +50,13 @@ _FAMILY_HINTS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", 
                  ("gemma", "ollama"), ("phi", "ollama"))
 
 
-def resolve_model(model: Llm | str) -> Llm:
+def resolve_model(model: Llm | str, *, require_key: bool = True) -> Llm:
     """Return `model` if it is already an `Llm`; otherwise build the model a model string names.
+
+    Args:
+        model: A model object or a model string.
+        require_key: False makes a provider model even when its key is not set: it can build
+            request bodies, and fails when it sends (what `%adk request` uses).
 
     Raises:
         AdkError: an unknown string (with a suggestion when one is close), a provider whose
@@ -67,7 +71,7 @@ def resolve_model(model: Llm | str) -> Llm:
         )
     text = model.strip()
     if text == "auto":
-        return _auto()
+        return _auto(require_key)
     if text == "local":
         return _build("local", "LocalModel", model_path=None)
     provider, sep, name = text.partition(":")
@@ -83,45 +87,48 @@ def resolve_model(model: Llm | str) -> Llm:
         return _build("local", "LocalModel", model_path=name or None)
     if not name:
         raise AdkError.config(f"Model string {text!r} names no model: write '{provider}:<model>'.", code="invalid_model")
+    # The provider reads its key from the environment when a request is sent; here it is only checked.
+    sender = _provider_classes()[provider]()
+    if require_key and sender.key_required() and sender.api_key() is None:
+        raise missing_api_key(f"Model {text!r}", sender.key_variables, "pass a model object with api_key=")
     if provider == "gemini":
-        return _build("gemini", "GeminiModel", name, api_key=_key(text, GEMINI_KEYS))
+        return _build("gemini", "GeminiModel", name, provider=sender)
     if provider == "anthropic":
-        return _build("anthropic", "AnthropicModel", name, api_key=_key(text, ANTHROPIC_KEYS))
-    from .openai import OpenAIModel
-
-    if provider == "openai":
-        base_url = os.environ.get("OPENAI_BASE_URL") or None
-        # A local OpenAI-compatible server (OPENAI_BASE_URL) may need no key; OpenAI itself does.
-        api_key = api_key_from_env(OPENAI_KEYS) if base_url else _key(text, OPENAI_KEYS)
-        return OpenAIModel(name, api_key=api_key, base_url=base_url)
-    if provider == "ollama":
-        return OpenAIModel(name, base_url=_ollama_url(), provider_name="ollama")
-    base_url, variables = _OPENAI_COMPATIBLE[provider]
-    return OpenAIModel(name, api_key=_key(text, variables), base_url=base_url, provider_name=provider)
+        return _build("anthropic", "AnthropicModel", name, provider=sender)
+    return _build("openai", "OpenAIModel", name, provider=sender)
 
 
-def _auto() -> Llm:
+def _provider_classes() -> dict[str, type[Provider]]:
+    """The provider behind each prefix of a model string (imported only when a string names one)."""
+    from .providers import OPENAI_COMPATIBLE, AnthropicProvider, GeminiProvider
+
+    return {"gemini": GeminiProvider, "anthropic": AnthropicProvider, **OPENAI_COMPATIBLE}
+
+
+def _auto(require_key: bool) -> Llm:
     choice = auto_choice()
     if choice.model is None:
         raise AdkError.config(
             f"Model 'auto' has nothing to run: {choice.reason}. Set one of those keys for a provider, or install "
             'the embedded offline model: pip install "adk-notebook[local]".',
             code="no_model_available", category="not_found")
-    return resolve_model(choice.model)
+    return resolve_model(choice.model, require_key=require_key)
 
 
 # -- who answers ------------------------------------------------------------------------------
 _AUTO_ORDER = (("gemini", GEMINI_KEYS, AUTO_DEFAULTS["gemini"]),
                ("openai", OPENAI_KEYS, "openai:" + AUTO_DEFAULTS["openai"]),
                ("anthropic", ANTHROPIC_KEYS, "anthropic:" + AUTO_DEFAULTS["anthropic"]))
-# provider -> (the model strings it accepts, the key variables it reads, a note)
-_CATALOG: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "gemini": ("gemini-2.5-flash, gemini:<model>", GEMINI_KEYS, ""),
-    "openai": ("openai:<model>", OPENAI_KEYS, "no key needed with OPENAI_BASE_URL (a local server)"),
-    "anthropic": ("anthropic:<model>", ANTHROPIC_KEYS, ""),
-    "ollama": ("ollama:<model>", (), "no key; OLLAMA_HOST (default http://localhost:11434)"),
-    **{name: (f"{name}:<model>", keys, "") for name, (_, keys) in _OPENAI_COMPATIBLE.items()},
-    "local": ("local, local:<path.gguf>", (), "runs on this machine: llama.cpp and SmolLM2-135M, the [local] extra"),
+# provider -> (the model strings it accepts, a note); the key variables are the provider's.
+_CATALOG = {
+    "gemini": ("gemini-2.5-flash, gemini:<model>", ""),
+    "openai": ("openai:<model>", "no key needed with OPENAI_BASE_URL (a local server)"),
+    "anthropic": ("anthropic:<model>", ""),
+    "ollama": ("ollama:<model>", "no key; OLLAMA_HOST (default http://localhost:11434)"),
+    "deepseek": ("deepseek:<model>", ""),
+    "groq": ("groq:<model>", ""),
+    "openrouter": ("openrouter:<model>", ""),
+    "local": ("local, local:<path.gguf>", "runs on this machine: llama.cpp and SmolLM2-135M, the [local] extra"),
 }
 
 
@@ -190,9 +197,12 @@ def model_id(model: Llm) -> str:
     """The model string that names a model object: "openai:gpt-4o-mini", "gemini-2.5-flash",
     "local:SmolLM2-135M-Instruct.Q4_1.gguf"; a model of another kind is its `name`."""
     name = model.name
-    module = type(model).__module__
-    provider = getattr(model, "provider_name", None) if module == f"{__package__}.openai" else {
-        f"{__package__}.anthropic": "anthropic", f"{__package__}.gemini": "gemini"}.get(module)
+    sender = getattr(model, "provider", None)
+    if sender is None:
+        return name
+    from .providers import Provider
+
+    provider = sender.name if isinstance(sender, Provider) else None
     if provider is None or name.startswith(f"{provider}:") or (provider == "gemini" and name.startswith("gemini")):
         return name
     return f"{provider}:{name}"
@@ -201,8 +211,10 @@ def model_id(model: Llm) -> str:
 def providers() -> list[ProviderStatus]:
     """Every provider: the model strings it accepts, whether its key is set, its place in "auto"."""
     places = {p: place for (p, _, _), place in zip(_AUTO_ORDER, ("1st", "2nd", "3rd"), strict=True)}
+    classes = _provider_classes()
     rows = []
-    for provider, (strings, variables, note) in _CATALOG.items():
+    for provider, (strings, note) in _CATALOG.items():
+        variables = classes[provider].key_variables if provider in classes else ()
         if provider == "local":
             key = "installed" if _local_installed() else 'not installed: pip install "adk-notebook[local]"'
         elif not variables:
@@ -213,27 +225,6 @@ def providers() -> list[ProviderStatus]:
         rows.append(ProviderStatus(provider, strings, variables, key,
                                    places.get(provider, "fallback" if provider == "local" else ""), note))
     return rows
-
-
-def _key(model: str, variables: tuple[str, ...]) -> str:
-    value = api_key_from_env(variables)
-    if value is None:
-        raise missing_api_key(f"Model {model!r}", variables, "pass a model object with api_key=")
-    return value
-
-
-def _ollama_url() -> str:
-    """OLLAMA_HOST as Ollama reads it ("host", "host:port" or a URL) plus "/v1"."""
-    host = (os.environ.get("OLLAMA_HOST") or "").strip() or "http://localhost:11434"
-    parts = urlsplit(host if "://" in host else "http://" + host)
-    hostname = parts.hostname or "127.0.0.1"
-    if hostname in ("0.0.0.0", "::"):  # a bind address, not one to connect to
-        hostname = "127.0.0.1"
-    if ":" in hostname:
-        hostname = f"[{hostname}]"
-    port = parts.port or (443 if parts.scheme == "https" else 11434)
-    path = parts.path.rstrip("/")
-    return f"{parts.scheme}://{hostname}:{port}{path}" + ("" if path.endswith("/v1") else "/v1")
 
 
 def _build(module: str, cls: str, *args: Any, **kwargs: Any) -> Llm:

@@ -2,10 +2,12 @@
 provider's wire format (`%adk request`).
 
 Nothing is sent and nothing is stored: the request is built on a copy of the session, with the
-next user message appended, and a provider model is made with a placeholder key only to call
-its body builder. A model that cannot be built here (no key, an extra not installed) does not
-stop the request from being shown; it stands in by its name. Each provider module that exists
-in this version adds its own body; one that is missing is skipped.
+next user message appended. A provider model's body builder needs no key (the key is only
+needed to send), so a model string whose key is not set still shows its provider's body, and
+each other provider's body comes from a model made with a provider that has no key. A model
+that cannot be built here (an extra not installed) does not stop the request from being shown;
+it stands in by its name. Each provider module that exists in this version adds its own body;
+one that is missing is skipped.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..core.context import InvocationContext, ReadonlyContext
 from ..core.errors import AdkError
 from ..core.events import Event
 from ..models.base import LlmRequest
-from ..models.registry import AUTO_DEFAULTS
+from ..models.registry import AUTO_DEFAULTS, model_id, resolve_model
 from ..runner import RunConfig
 from ..sessions.base import BaseSessionService, Session
 from .display import model_label
@@ -47,7 +49,7 @@ async def next_request(agent: LlmAgent, service: BaseSessionService, found: Sess
     try:
         model: Any = agent.resolve_model()
     except (AdkError, ImportError):  # the request can be shown without the model
-        model = _NamedModel(model_label(agent.model))
+        model = _unsent_model(agent.model)
     tools = await agent.resolve_tools(ReadonlyContext(ctx))
     declarations = [t.declaration() for t in tools.values()]
     build = getattr(agent, "_request", None)
@@ -55,6 +57,14 @@ async def next_request(agent: LlmAgent, service: BaseSessionService, found: Sess
         return await build(ctx, model, declarations), model
     system = await agent._system_instruction(ctx)  # type: ignore[attr-defined]  # an older LlmAgent
     return LlmRequest(model.name, agent._contents(ctx), system, declarations), model
+
+
+def _unsent_model(model: Any) -> Any:
+    """The model a model string names, made even when its key is not set (it builds bodies, never sends)."""
+    try:
+        return resolve_model(model, require_key=False) if isinstance(model, str) else _NamedModel(model_label(model))
+    except (AdkError, ImportError):
+        return _NamedModel(model_label(model))
 
 
 def request_json(request: LlmRequest) -> dict[str, Any]:
@@ -74,10 +84,10 @@ def _config_dict(config: Any) -> dict[str, Any]:
 
 # -- provider wire formats (optional: each provider module that exists adds its own) ----------
 _PROVIDERS = {
-    # key: (module, class, label)
-    "openai": (".models.openai", "OpenAIModel", "OpenAI Chat Completions body (POST /chat/completions)"),
-    "gemini": (".models.gemini", "GeminiModel", "Gemini body (POST /models/MODEL:streamGenerateContent)"),
-    "anthropic": (".models.anthropic", "AnthropicModel", "Anthropic Messages body (POST /v1/messages)"),
+    # key: (module, model class, provider class, label)
+    "openai": (".models.openai", "OpenAIModel", "OpenAIProvider", "OpenAI Chat Completions body (POST /chat/completions)"),
+    "gemini": (".models.gemini", "GeminiModel", "GeminiProvider", "Gemini body (POST /models/MODEL:streamGenerateContent)"),
+    "anthropic": (".models.anthropic", "AnthropicModel", "AnthropicProvider", "Anthropic Messages body (POST /v1/messages)"),
 }
 
 
@@ -95,19 +105,20 @@ def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) ->
     """[(label, body)]: the agent's own provider when it has one, else (or with `provider`) each one."""
     own = _body_of(model, request)
     if own is not None and provider is None:
-        return [(f"As {type(model).__name__} sends it", own)]
+        return [(f"As {type(model).__name__} sends it ({model_id(model)})", own)]
     keys = list(_PROVIDERS) if provider in (None, "all") else [provider]
     bodies: list[tuple[str, Any]] = []
     for key in keys:
-        module_name, class_name, label = _PROVIDERS[key]
+        module_name, class_name, provider_name, label = _PROVIDERS[key]
         try:
             cls = getattr(importlib.import_module(module_name, "adk_notebook"), class_name)
+            provider_cls = getattr(importlib.import_module(".models.providers", "adk_notebook"), provider_name)
         except (ImportError, AttributeError):
             continue  # that provider is not part of this version
         try:
             default = inspect.signature(cls).parameters["model"].default
             name = default if isinstance(default, str) else AUTO_DEFAULTS.get(key, request.model)
-            body = _body_of(cls(name, api_key="(not sent)"), request)  # builds no connection
+            body = _body_of(cls(name, provider=provider_cls()), request)  # a provider without a key: nothing is sent
         except Exception as exc:  # noqa: BLE001 - one provider's failure is a note, not an error
             bodies.append((f"{label}: could not be built", f"{type(exc).__name__}: {exc}"))
             continue

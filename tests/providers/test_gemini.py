@@ -498,7 +498,7 @@ async def test_no_candidates(server: LoopbackServer) -> None:
 async def test_api_key_is_never_shown(server: LoopbackServer) -> None:
     model = make_model(server)
     assert KEY not in repr(model) and KEY not in str(model)
-    assert KEY not in repr(vars(model).get("_transport"))
+    assert KEY not in repr(model.provider) and KEY not in repr(model.provider.transport)
 
     # An error body that echoes the key (as a proxy might) is scrubbed too.
     server.script += [

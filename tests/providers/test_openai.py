@@ -399,7 +399,7 @@ async def test_401_is_unauthorized_and_never_shows_the_key() -> None:
             await responses(model, ask(), stream=False)
     error = info.value
     assert error.category == "unauthorized" and "Incorrect API key provided" in error.message
-    for text in (str(error), repr(error), repr(model), str(model), repr(model._transport), str(error.details)):
+    for text in (str(error), repr(error), repr(model), str(model), repr(model.provider), repr(model.provider.transport), str(error.details)):
         assert KEY not in text and KEY[8:] not in text
     assert len(server.requests) == 1
 
@@ -510,8 +510,8 @@ async def test_a_key_set_after_the_model_was_made_is_picked_up(monkeypatch: pyte
         model.generate_content(ask())
     with LoopbackServer([completion({"content": "ok"})]) as server:
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        model._transport_options["retry"] = FAST
-        model.base_url = server.url + "/v1"  # stand-in for api.openai.com
+        model.provider.retry = FAST
+        model.provider.base_url = server.url + "/v1"  # stand-in for api.openai.com
         [response] = await responses(model, ask(), stream=False)
     assert response.content.text == "ok"
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
