@@ -34,7 +34,8 @@ class ErrorCategory(StrEnum):
 _RETRYABLE = frozenset({ErrorCategory.RATE_LIMITED, ErrorCategory.TIMEOUT, ErrorCategory.UNAVAILABLE})
 #: The HTTP statuses worth another attempt: rate limits and transient server trouble. Not 408
 #: (the server gave up on a request it already had), 501 or 505 (it cannot serve this at all).
-RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: 529 is Anthropic's "overloaded" (its docs: retry later), transient like 503.
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 
 
 class AdkError(Exception):

@@ -1,8 +1,8 @@
 """One rule decides what is retryable: the HTTP transport and tool retry budgets agree on it.
 
-The rule (`AdkError.is_retryable()`): an error with an HTTP status is retryable for 429 and
-500/502/503/504 only; any other error by its category. Before, the transport skipped 408, 501
-and 505 while `is_retryable()` said yes, so a tool wrapping an HTTP call was retried where the
+The rule (`AdkError.is_retryable()`): an error with an HTTP status is retryable for 429,
+500/502/503/504 and Anthropic's 529 (overloaded) only; any other error by its category. Before,
+the transport skipped 408, 501 and 505 while `is_retryable()` said yes, so a tool wrapping an HTTP call was retried where the
 transport had given up.
 """
 
@@ -27,7 +27,7 @@ from adk_notebook import (
 from adk_notebook.models.http import HttpTransport, RetryPolicy
 
 #: status -> whether another attempt is worth it, as a user reads the rule.
-RULE = {408: False, 501: False, 505: False, 429: True, 503: True, 400: False}
+RULE = {408: False, 501: False, 505: False, 429: True, 503: True, 529: True, 400: False}
 RETRIES = 2
 
 
