@@ -112,7 +112,7 @@ def _problem(error: ValidationError, expected: Any) -> str:
         return (
             text if len(text) <= _LONGEST_FALLBACK else f"{text[:_LONGEST_FALLBACK]}…"
         )
-    return template.format(expected, json=json.dumps(expected))
+    return template.format(expected, json=json.dumps(expected, default=str))
 
 
 _SAYS = {
