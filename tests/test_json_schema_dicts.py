@@ -7,6 +7,7 @@ answer is sent back to the model with what is wrong, and its next answer is the 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -77,7 +78,9 @@ async def test_a_tool_enforces_the_keyword(case: str) -> None:
 @pytest.mark.parametrize("case", CASES)
 async def test_an_output_schema_enforces_the_keyword(case: str) -> None:
     schema, good, bad, says = CASES[case]
-    model = ScriptedModel([f'{{"value": {_json(bad)}}}', f'{{"value": {_json(good)}}}'])
+    model = ScriptedModel(
+        [f'{{"value": {json.dumps(bad)}}}', f'{{"value": {json.dumps(good)}}}']
+    )
     result = await LlmAgent(
         name="a", model=model, output_schema=with_field(schema)
     ).run_async("go")
@@ -223,9 +226,3 @@ def test_jsonschema_loads_with_the_first_dict_schema_not_with_the_package() -> N
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "True"]
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value)

@@ -20,14 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PydanticUserError,
-    ValidationError,
-    create_model,
-)
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
@@ -36,6 +29,7 @@ from ..core.errors import AdkError
 from .base import check_tool_name
 from .dialects import drop_titles, gemini_schema, inline_refs
 from .docstrings import parse_docstring
+from .schema_check import JsonSchemaCheck
 
 __all__ = [
     "FunctionSchema",
@@ -157,10 +151,6 @@ def args_validator(
                 raise ToolArgumentsError.from_validation_error(exc) from None
 
         return validate_model
-
-    from .schema_check import (
-        JsonSchemaCheck,  # jsonschema loads with the first dict schema
-    )
 
     check = JsonSchemaCheck(json_schema)
 
