@@ -25,9 +25,8 @@ from typing import Self
 
 __all__ = ["HTTP_STATUS_PREFIX", "ErrorCode"]
 
-HTTP_STATUS_PREFIX = (
-    "http_"  # + the status: a provider answered with that HTTP error status
-)
+# A provider answered with an HTTP error status: the code is this prefix and the status.
+HTTP_STATUS_PREFIX = "http_"
 
 
 class ErrorCode(StrEnum):
@@ -118,7 +117,7 @@ class ErrorCode(StrEnum):
     )
     RUN_TIME_LIMIT = (
         "run_time_limit",
-        "The run took longer than its time limit and was stopped. Raise the limit or give the run less to do.",
+        "The run took longer than RunConfig(time_limit=...) and was stopped; calls it had started are answered as cancelled. Raise time_limit.",
     )
     INTERRUPTED = (
         "interrupted",
@@ -144,7 +143,7 @@ class ErrorCode(StrEnum):
     )
     INVALID_TOOL_PREFIX = (
         "invalid_tool_prefix",
-        "A PrefixedToolset prefix would make tool names providers refuse. Use letters, digits, '_' or '-'.",
+        "A PrefixedToolset prefix is not valid in a tool name. Start it with a letter or '_' and use only letters, digits, '_' or '-'.",
     )
     DUPLICATE_TOOL_NAME = (
         "duplicate_tool_name",
@@ -250,7 +249,7 @@ class ErrorCode(StrEnum):
     )
     INVALID_URL = (
         "invalid_url",
-        "A request URL could not be built from base_url and the model name. Check both.",
+        "A request URL cannot be built from base_url and the model name (one with characters URLs refuse). Check the model name.",
     )
     TIMEOUT = (
         "timeout",
@@ -397,7 +396,7 @@ class ErrorCode(StrEnum):
     )
     INVALID_TEXT = (
         "invalid_text",
-        "Text with characters SQLite cannot store (e.g. a lone surrogate) was given where no repair is possible. Fix the text.",
+        "An app name, user id or session id holds half of a UTF-16 surrogate pair, which the SQLite database cannot keep. Pass valid text (the message suggests one).",
     )
     SESSION_SERVICE_CLOSED = (
         "session_service_closed",
@@ -495,5 +494,5 @@ class ErrorCode(StrEnum):
     )
     INVALID_TOOLS = (
         "invalid_tools",
-        "The command line was given tools it cannot use (the message says why). Fix the target.",
+        "The console's --tools names a module or file that cannot be loaded, or one without tools. Fix the --tools argument.",
     )
