@@ -7,9 +7,11 @@ answer is sent back to the model with what is wrong, and its next answer is the 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+import textwrap
 from typing import Any
 
 import pytest
@@ -214,6 +216,56 @@ def test_formats_are_checked() -> None:
             )
         else:
             assert ok, value
+
+
+@pytest.mark.parametrize(
+    "format, good, bad",
+    [
+        ("date", "2026-12-01", "2026-13-01"),
+        ("time", "20:00:00Z", "8pm"),
+        ("email", "ana@example.com", "ana.example.com"),
+        ("uri", "https://example.com/a", "example.com/a"),
+        ("uuid", "0f8fad5b-d9cb-469f-a165-70867728950e", "0f8fad5b"),
+        ("ipv4", "127.0.0.1", "127.0.0.256"),
+        ("regex", "^a+$", "(unclosed"),
+    ],
+)
+def test_each_promised_format_is_checked(format: str, good: str, bad: str) -> None:
+    tool, _ = recording_tool(with_field({"type": "string", "format": format}))
+    assert tool.validate_args({"value": good}) == {"value": good}
+    with pytest.raises(ValueError, match=f"value: must be a valid {format}$"):
+        tool.validate_args({"value": bad})
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("rfc3987_syntax") is None,
+    reason="rfc3987_syntax (installed with Jupyter) is not installed",
+)
+def test_the_first_dict_schema_does_not_load_the_slow_iri_grammar() -> None:
+    """rfc3987_syntax compiles a grammar for seconds as it loads; jsonschema imports it."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from adk_notebook import FunctionTool
+        schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}}
+        tool = FunctionTool("t", "T.", lambda c, a: {}).with_parameters_schema(schema)
+        tool.validate_args({"when": "2026-12-01T20:00:00Z"})
+        try:
+            tool.validate_args({"when": "tomorrow"})
+        except ValueError as exc:
+            print(exc)
+        print("rfc3987_syntax" in sys.modules)
+        # jsonschema itself still checks "iri" for anyone else in the process
+        import jsonschema
+        iri = jsonschema.Draft202012Validator.FORMAT_CHECKER
+        print(iri.conforms("https://example.com/ü", "iri"), iri.conforms("not an iri", "iri"))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0].endswith("when: must be a valid date-time")
+    assert out[1:] == ["False", "True False"]
 
 
 def test_jsonschema_loads_with_the_first_dict_schema_not_with_the_package() -> None:

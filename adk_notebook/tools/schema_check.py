@@ -2,23 +2,47 @@
 
 Pydantic models validate with pydantic; this is for the schemas users and MCP servers write as
 dicts (tool parameters, output schemas). The schema's `$schema` picks the draft (2020-12 when
-it names none) and formats are checked. Every problem becomes one "path: what is wrong" line,
-e.g. `days: must be <= 7`. jsonschema loads with the first such schema, not with the package.
+it names none) and the formats in `FORMATS` are checked (any other `format` is an annotation,
+as JSON Schema allows). Every problem becomes one "path: what is wrong" line, e.g.
+`days: must be <= 7`. jsonschema loads with the first such schema, not with the package.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 import json
 import re
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..core.error_codes import ErrorCode
 from ..core.errors import AdkError
 
 if TYPE_CHECKING:
+    from jsonschema import FormatChecker, Validator
     from jsonschema.exceptions import ValidationError
 
-__all__ = ["JsonSchemaCheck"]
+__all__ = ["FORMATS", "JsonSchemaCheck"]
+
+FORMATS = (
+    "date-time",
+    "date",
+    "time",
+    "email",
+    "idn-email",
+    "uri",
+    "uri-reference",
+    "uuid",
+    "ipv4",
+    "ipv6",
+    "regex",
+)
+"""The `format` values checked: jsonschema's own checks plus the two validators we depend on,
+so every install checks the same ones (those a schema's draft defines)."""
+_IRI_SYNTAX = "rfc3987_syntax"
 
 _JSON_TYPES: tuple[tuple[type, str], ...] = (
     (bool, "boolean"),  # before int: True is an int to Python, not to JSON
@@ -45,6 +69,7 @@ class JsonSchemaCheck:
     """
 
     def __init__(self, schema: dict[str, Any], *, root: str = "") -> None:
+        _import_jsonschema()
         from jsonschema.exceptions import SchemaError
         from jsonschema.validators import Draft202012Validator, validator_for
 
@@ -57,7 +82,7 @@ class JsonSchemaCheck:
                 f"This JSON schema is not valid: at {where}, {exc.message}. Fix the schema.",
                 code=ErrorCode.INVALID_SCHEMA,
             ) from None
-        self._validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        self._validator = cls(schema, format_checker=_format_checker(cls))
         self._root = root
 
     def problems(self, value: Any) -> list[str]:
@@ -65,6 +90,56 @@ class JsonSchemaCheck:
         errors = self._validator.iter_errors(value)
         lines = [line for error in errors for line in _describe(error, self._root)]
         return list(dict.fromkeys(lines))  # `required` errs once per missing key
+
+
+def _import_jsonschema() -> None:
+    """Import jsonschema without building rfc3987_syntax's grammar, which takes seconds.
+
+    jsonschema's package always imports its `_format` module, and that imports `rfc3987_syntax`
+    when it is installed (Jupyter installs it) for the "iri" formats alone; `rfc3987_syntax`
+    compiles a Lark grammar as it loads (4-5 s here), a stalled cell. So for that one import a
+    stand-in sits in sys.modules whose `is_valid_syntax` imports the real module on first call,
+    and leaves right after. jsonschema keeps every check it had, for any other user of it in
+    this process too, and only an actual "iri" check (never ours: not in FORMATS) loads the
+    grammar. Blocking the import instead would be simpler but would silently drop jsonschema's
+    "iri" checks for everyone else in the kernel.
+    """
+    if (
+        "jsonschema" in sys.modules
+        or _IRI_SYNTAX in sys.modules
+        or importlib.util.find_spec(_IRI_SYNTAX) is None  # jsonschema skips "iri" then
+    ):
+        return
+
+    def is_valid_syntax(term: str, value: str) -> bool:
+        real: Any = importlib.import_module(_IRI_SYNTAX)  # the stand-in has left by now
+        return bool(real.is_valid_syntax(term, value))
+
+    stand_in = ModuleType(_IRI_SYNTAX, "Loads rfc3987_syntax on the first call.")
+    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]  # built at run time
+    sys.modules[_IRI_SYNTAX] = stand_in
+    try:
+        import jsonschema  # noqa: F401  # loaded here, beside its stand-in
+    finally:
+        if sys.modules.get(_IRI_SYNTAX) is stand_in:
+            del sys.modules[_IRI_SYNTAX]
+
+
+@functools.cache
+def _format_checker(cls: type[Validator]) -> FormatChecker:
+    """The draft's own format checks, narrowed to `FORMATS`.
+
+    Taken from the draft's checker, not by name from `FormatChecker`'s registry: that one holds
+    the last draft registered per name (draft 3's "time" wants no offset).
+    """
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
+    for name in FORMATS:
+        if name in cls.FORMAT_CHECKER.checkers:
+            check, raises = cls.FORMAT_CHECKER.checkers[name]
+            checker.checks(name, raises)(check)
+    return checker
 
 
 def _describe(error: ValidationError, root: str) -> list[str]:
