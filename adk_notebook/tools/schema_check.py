@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from jsonschema import FormatChecker, Validator
     from jsonschema.exceptions import ValidationError
 
-__all__ = ["FORMATS", "JsonSchemaCheck"]
+__all__ = ["FORMATS", "JsonSchemaCheck", "import_jsonschema"]
 
 FORMATS = (
     "date-time",
@@ -69,7 +69,7 @@ class JsonSchemaCheck:
     """
 
     def __init__(self, schema: dict[str, Any], *, root: str = "") -> None:
-        _import_jsonschema()
+        import_jsonschema()
         from jsonschema.exceptions import SchemaError
         from jsonschema.validators import Draft202012Validator, validator_for
 
@@ -92,7 +92,7 @@ class JsonSchemaCheck:
         return list(dict.fromkeys(lines))  # `required` errs once per missing key
 
 
-def _import_jsonschema() -> None:
+def import_jsonschema() -> None:
     """Import jsonschema without building rfc3987_syntax's grammar, which takes seconds.
 
     jsonschema's package always imports its `_format` module, and that imports `rfc3987_syntax`
