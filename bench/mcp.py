@@ -6,7 +6,11 @@ Two figures per server, both clients measured alternately in one run:
   hop to the MCP loop's thread, the argument check against the schema and the conversion
   of the result into a function response.
 
-    python bench/mcp.py [--calls 200] [--rounds 3] [--server time|everything|both]
+    python bench/mcp.py [--calls 200] [--rounds 3] [--server time|everything|both] [--count-calls]
+
+--count-calls prints, instead of the time per call, the Python function calls per call (in every
+thread, the MCP loop's too): a figure the noise of a shared machine does not move, to tell a
+real per-call cost from noise.
 
 Servers: mcp-server-time (PyPI, get_current_time) and, when installed where .ci/run puts it,
 @modelcontextprotocol/server-everything (npm, echo). These machines are shared and noisy:
@@ -21,6 +25,7 @@ import os
 import shutil
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -44,6 +49,22 @@ SERVERS: dict[str, tuple[list[str], str, dict[str, Any]]] = {
     "time": (["mcp-server-time", "--local-timezone", "UTC"], "get_current_time", {"timezone": "UTC"}),
     "everything": ([str(EVERYTHING), "stdio"], "echo", {"message": "hi"}),
 }
+
+
+class CallCount:
+    """A profile hook counting Python function calls in every thread started after it."""
+
+    def __init__(self) -> None:
+        self.calls, self.on = 0, False
+        sys.setprofile(self)
+        threading.setprofile(self)
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if self.on and event == "call":
+            self.calls += 1
+
+
+COUNT: CallCount | None = None  # --count-calls
 
 
 def command(argv: list[str]) -> list[str]:
@@ -84,6 +105,12 @@ async def ours(argv: list[str], tool: str, args: dict[str, Any], calls: int) -> 
 async def timed(n: int, call: Callable[[], Awaitable[Any]]) -> list[float]:
     for _ in range(5):  # warm up
         await call()
+    if COUNT is not None:
+        COUNT.calls, COUNT.on = 0, True
+        for _ in range(n):
+            await call()
+        COUNT.on = False
+        return [COUNT.calls / n]
     times = []
     for _ in range(n):
         started = time.perf_counter()
@@ -96,8 +123,13 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:9.2f} ms"
 
 
+def call_figure(figure: float) -> str:
+    return ms(figure) if COUNT is None else f"{figure:6.0f} calls"
+
+
 async def main(names: list[str], calls: int, rounds: int) -> None:
-    print(f"MCP over stdio, {rounds} rounds (clients alternate), {calls} calls per round; medians\n")
+    what = "medians" if COUNT is None else "Python function calls per call (times slowed by counting)"
+    print(f"MCP over stdio, {rounds} rounds (clients alternate), {calls} calls per round; {what}\n")
     for name in names:
         argv, tool, args = SERVERS[name]
         argv = command(argv)
@@ -116,9 +148,9 @@ async def main(names: list[str], calls: int, rounds: int) -> None:
         print(f"  {'client':34} {'first call':>12} {'ratio':>6}   {'per call':>12} {'ratio':>6}")
         for label, key in (("official SDK, bare ClientSession", "bare"), ("McpToolset.call_tool", "ours")):
             first, call = statistics.median(firsts[key]), statistics.median(calls_of[key])
-            print(f"  {label:34} {ms(first):>12} {first / base_first:6.2f}   {ms(call):>12} {call / base_call:6.2f}")
+            print(f"  {label:34} {ms(first):>12} {first / base_first:6.2f}   {call_figure(call):>12} {call / base_call:6.2f}")
         tool_call = statistics.median(calls_of["ours as a tool"])
-        print(f"  {'McpTool: validate_args + execute':34} {'':>12} {'':>6}   {ms(tool_call):>12} "
+        print(f"  {'McpTool: validate_args + execute':34} {'':>12} {'':>6}   {call_figure(tool_call):>12} "
               f"{tool_call / base_call:6.2f}\n")
 
 
@@ -127,7 +159,10 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--server", choices=["time", "everything", "both"], default="both")
+    parser.add_argument("--count-calls", action="store_true")
     options = parser.parse_args()
+    if options.count_calls:
+        COUNT = CallCount()
     chosen = ["time", "everything"] if options.server == "both" else [options.server]
     if "everything" in chosen and not EVERYTHING.exists():
         print(f"(server-everything is not installed in {EVERYTHING.parents[2]}: bash .ci/run installs it)\n")

@@ -169,7 +169,7 @@ def enums(unit: Unit, color: Color = Color.RED):
     """
 
 
-def collections(tags: list[str], scores: dict[str, float], grid: list[list[int]] = []):  # noqa: B006
+def collections(tags: list[str], scores: dict[str, float], grid: list[list[int]] = []):  # noqa: B006  # the default under test is a list
     """Collections of values."""
 
 
@@ -216,7 +216,7 @@ def annotated_constraints(
 
 def string_constraints(
     code: Annotated[str, Field(min_length=2, max_length=3, pattern="^[A-Z]+$")],
-    tags: Annotated[list[str], Field(max_length=5)] = [],  # noqa: B006
+    tags: Annotated[list[str], Field(max_length=5)] = [],  # noqa: B006  # the default under test is a list
 ):
     """Constrained strings."""
 
@@ -821,7 +821,7 @@ def test_context_param(fn: Callable[..., Any], context_param: str | None) -> Non
 def test_the_real_tool_context() -> None:
     context = pytest.importorskip("adk_notebook.core.context")
 
-    def find(query: str, session: context.ToolContext) -> str:  # type: ignore[name-defined]
+    def find(query: str, session: context.ToolContext) -> str:  # type: ignore[name-defined]  # imported at run time
         return query
 
     assert function_schema(find).context_param == "session"
@@ -1059,7 +1059,7 @@ def test_positional_only_is_rejected() -> None:
 
 
 def test_unresolvable_annotation() -> None:
-    def broken(x: "Missing") -> None:  # type: ignore[name-defined]  # noqa: F821
+    def broken(x: "Missing") -> None:  # type: ignore[name-defined]  # noqa: F821  # unresolvable on purpose
         pass
 
     with pytest.raises(TypeError, match="cannot resolve the type hints of .*broken.*Missing"):
@@ -1100,7 +1100,7 @@ def test_typing_typed_dict_gives_the_same_schema_as_typing_extensions() -> None:
 
 def test_typing_typed_dict_nested_optional_and_in_collections() -> None:
     def place(order: PlainOrder, extra: list[PlainLine] | None = None,
-              by_sku: Annotated[dict[str, PlainLine], Field(description="Lines by SKU.")] = {}):  # noqa: B006
+              by_sku: Annotated[dict[str, PlainLine], Field(description="Lines by SKU.")] = {}):  # noqa: B006  # the default under test
         """Place an order."""
 
     schema = function_schema(place)
@@ -1150,7 +1150,7 @@ def test_model_json_schema_of_a_model() -> None:
 
 def test_model_json_schema_rejects_other_values() -> None:
     with pytest.raises(TypeError, match="pydantic model class or a JSON schema dict"):
-        model_json_schema(Customer(name="x"))  # type: ignore[arg-type]
+        model_json_schema(Customer(name="x"))  # type: ignore[arg-type]  # the wrong kind, on purpose
 
 
 def test_inline_refs_nested() -> None:

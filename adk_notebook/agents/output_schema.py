@@ -1,7 +1,7 @@
 """Structured output: the schema an agent's final answer must match, and its validation.
 
 A pydantic model validates with pydantic and gives the model instance back; a JSON-schema
-dict validates with `core.json_schema.schema_problems`. Either way the answer is first read
+dict validates with jsonschema (`tools.schema_check`). Either way the answer is first read
 with `core.json_text` (a value nested more than MAX_DEPTH deep is refused like invalid JSON:
 the model is told and asked again), so no answer can crash a later step that walks it.
 """
@@ -14,10 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..core.error_codes import ErrorCode
 from ..core.errors import AdkError
-from ..core.json_schema import schema_problems
 from ..core.json_text import JsonTooDeep, check_depth, parse_json
 from ..tools.schema import model_json_schema
+from ..tools.schema_check import JsonSchemaCheck
 
 __all__ = ["OutputSchema"]
 
@@ -25,7 +26,12 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
 class OutputSchema:
-    """A pydantic model class or a JSON schema dict, ready to check answers against."""
+    """A pydantic model class or a JSON schema dict, ready to check answers against.
+
+    Raises:
+        AdkError: `invalid_output_schema` for another kind of value, `invalid_schema` for a
+            dict that is not valid JSON Schema.
+    """
 
     def __init__(self, schema: type[BaseModel] | dict[str, Any]) -> None:
         if isinstance(schema, type) and issubclass(schema, BaseModel):
@@ -35,9 +41,10 @@ class OutputSchema:
         else:
             raise AdkError.config(
                 f"output_schema must be a pydantic model class or a JSON schema dict, got {type(schema).__name__}.",
-                code="invalid_output_schema",
+                code=ErrorCode.INVALID_OUTPUT_SCHEMA,
             )
         self.json_schema = model_json_schema(schema)
+        self._check = None if self.model is not None else JsonSchemaCheck(self.json_schema, root="(root)")
 
     def instruction(self) -> str:
         """The line added to the system instruction, for providers that do not enforce schemas."""
@@ -67,9 +74,10 @@ class OutputSchema:
                     f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors(include_url=False)
                 )
                 raise ValueError(problems) from None
-        problems = schema_problems(value, self.json_schema)
-        if problems:
-            raise ValueError("; ".join(problems))
+        assert self._check is not None  # a dict schema
+        found = self._check.problems(value)
+        if found:
+            raise ValueError("; ".join(found))
         return value
 
     def dump(self, value: Any) -> Any:

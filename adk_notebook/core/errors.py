@@ -7,13 +7,16 @@ AdkError(component, category, code, message)
 ```
 Users write ``except AdkError``; ``category`` says what happened, ``code`` which case it was,
 ``component`` where (agent, tool, model, session, ...). ``is_retryable()`` is the one rule of
-what is worth another attempt: the HTTP transport and tool retry budgets both ask it.
+what is worth another attempt: the HTTP transport and tool retry budgets both ask it. Every
+code is listed, with when it happens and what to do, in `core.error_codes.ErrorCode`.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 from typing import Any
+
+from .error_codes import ErrorCode
 
 __all__ = ["RETRYABLE_STATUSES", "AdkError", "ErrorCategory"]
 
@@ -44,7 +47,7 @@ class AdkError(Exception):
     Args:
         component: Where it happened: "agent", "tool", "model", "session", "artifact", "config"...
         category: What kind of failure it is (an `ErrorCategory` or its string value).
-        code: A stable machine-readable code, e.g. "max_iterations_exceeded".
+        code: A stable machine-readable code, e.g. "max_iterations_exceeded" (an `ErrorCode`).
         message: What went wrong and, where possible, what to do about it.
         retry_after: Seconds a server asked us to wait before retrying.
         details: Extra JSON-serialisable facts (never secrets).
@@ -54,7 +57,7 @@ class AdkError(Exception):
         self,
         component: str,
         category: ErrorCategory | str,
-        code: str,
+        code: ErrorCode | str,
         message: str,
         *,
         retry_after: float | None = None,
@@ -62,7 +65,7 @@ class AdkError(Exception):
     ) -> None:
         self.component = component
         self.category = ErrorCategory(category)
-        self.code = code
+        self.code = str(code)  # a plain string: reprs and saved events stay as they were
         self.message = message
         self.retry_after = retry_after
         self.details = details or {}
@@ -97,27 +100,27 @@ class AdkError(Exception):
 
     # Short forms, one per component, as in adk-rust's `AdkError::Tool(...)`.
     @classmethod
-    def agent(cls, message: str, *, code: str = "agent_error", category: ErrorCategory | str = "internal") -> AdkError:
+    def agent(cls, message: str, *, code: ErrorCode | str = ErrorCode.AGENT_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
         return cls("agent", category, code, message)
 
     @classmethod
-    def tool(cls, message: str, *, code: str = "tool_error", category: ErrorCategory | str = "internal") -> AdkError:
+    def tool(cls, message: str, *, code: ErrorCode | str = ErrorCode.TOOL_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
         return cls("tool", category, code, message)
 
     @classmethod
-    def model(cls, message: str, *, code: str = "model_error", category: ErrorCategory | str = "internal") -> AdkError:
+    def model(cls, message: str, *, code: ErrorCode | str = ErrorCode.MODEL_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
         return cls("model", category, code, message)
 
     @classmethod
-    def session(cls, message: str, *, code: str = "session_error", category: ErrorCategory | str = "internal") -> AdkError:
+    def session(cls, message: str, *, code: ErrorCode | str = ErrorCode.SESSION_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
         return cls("session", category, code, message)
 
     @classmethod
-    def artifact(cls, message: str, *, code: str = "artifact_error", category: ErrorCategory | str = "internal") -> AdkError:
+    def artifact(cls, message: str, *, code: ErrorCode | str = ErrorCode.ARTIFACT_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
         return cls("artifact", category, code, message)
 
     @classmethod
-    def config(cls, message: str, *, code: str = "config_error", category: ErrorCategory | str = "invalid_input") -> AdkError:
+    def config(cls, message: str, *, code: ErrorCode | str = ErrorCode.CONFIG_ERROR, category: ErrorCategory | str = "invalid_input") -> AdkError:
         return cls("config", category, code, message)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import shutil
 import sys
@@ -37,6 +36,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..core.errors import AdkError
+from ..tools.schema_check import import_jsonschema
 from . import _loop
 from ._stderr import StderrTail
 
@@ -346,11 +346,12 @@ _warming: asyncio.Future[Any] | None = None
 
 
 def _warm_up() -> None:
-    """Import jsonschema (seconds, here) on a worker thread while the first server starts: the
-    arguments of every call are checked with it, and the SDK checks structured results with it."""
+    """Import jsonschema on a worker thread while the first server starts: the arguments of
+    every call are checked with it, and the SDK checks structured results with it. Through
+    `import_jsonschema`, which leaves out a grammar that takes seconds to build."""
     global _warming
     if _warming is None:
-        _warming = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "jsonschema.validators"))
+        _warming = asyncio.ensure_future(asyncio.to_thread(import_jsonschema))
 
 
 def _progress_line(done: float, total: float | None, message: str | None) -> str:

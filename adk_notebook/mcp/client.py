@@ -22,10 +22,11 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from ..core.errors import AdkError
 from ..tools.base import Tool, Toolset
+from ..tools.schema_check import JsonSchemaCheck
 from . import _loop
 from .results import response_data
 
@@ -310,7 +311,7 @@ class McpTool(Tool):
         self._parameters: dict[str, Any] = dict(spec.input_schema or {"type": "object", "properties": {}})
         hints = getattr(spec, "annotations", None)
         self.is_read_only = bool(getattr(hints, "read_only_hint", False))
-        self._check: Any = None
+        self._check: JsonSchemaCheck | Literal[False] | None = None  # False: the schema is not valid JSON Schema
 
     @property
     def parameters_schema(self) -> dict[str, Any]:
@@ -318,15 +319,17 @@ class McpTool(Tool):
 
     def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
         """Check the arguments against the server's schema (JSON Schema, with jsonschema)."""
-        if self._check is None:
-            self._check = _validator(self._parameters)
-        if self._check is False:
-            return args
-        problems = sorted(self._check.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
-        if problems:
-            from ..tools.schema import ToolArgumentsError
+        # pydantic loads with the first call, not with the package
+        from ..tools.schema import ToolArgumentsError
 
-            raise ToolArgumentsError([_problem(e) for e in problems])
+        if self._check is None:
+            try:
+                self._check = JsonSchemaCheck(self._parameters)
+            except AdkError:  # the schema itself is invalid: the server judges the arguments then
+                self._check = False
+        problems = self._check.problems(args) if self._check else []
+        if problems:
+            raise ToolArgumentsError(problems)
         return args
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> FunctionResponseData:
@@ -334,25 +337,6 @@ class McpTool(Tool):
 
     def __repr__(self) -> str:
         return f"<McpTool {self.name!r} of {self.toolset.name!r}>"
-
-
-def _validator(schema: dict[str, Any]) -> Any:
-    """A compiled validator for the schema's draft; False for a schema that is itself invalid
-    (the server will judge the arguments then)."""
-    from jsonschema import exceptions  # type: ignore[import-untyped]
-    from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
-
-    cls = validator_for(schema, default=Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except exceptions.SchemaError:
-        return False
-    return cls(schema)
-
-
-def _problem(error: Any) -> str:
-    path = ".".join(str(p) for p in error.absolute_path)
-    return f"{path}: {error.message}" if path else error.message
 
 
 def _tool_name(name: str) -> str:

@@ -30,7 +30,7 @@ from ..core.content import Content, FunctionCall, Part, malformed_call
 from ..core.errors import AdkError, ErrorCategory
 from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
-from ..tools.schema import inline_refs
+from ..tools.dialects import anthropic_output_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
 from .payload import Payload
@@ -63,15 +63,6 @@ _ERROR_CATEGORIES = {
     "overloaded_error": ErrorCategory.UNAVAILABLE,
     "api_error": ErrorCategory.UNAVAILABLE,
 }
-# Keywords structured outputs reject; their values are kept for the model in the description.
-_UNSUPPORTED_KEYWORDS = (
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "minLength", "maxLength", "maxItems", "uniqueItems", "minProperties", "maxProperties",
-)  # fmt: skip
-_SUPPORTED_FORMATS = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
-)
-
 
 class AnthropicModel(Llm):
     """A Claude model, e.g. `AnthropicModel("claude-sonnet-4-6")`.
@@ -163,7 +154,7 @@ class AnthropicModel(Llm):
         if stream:
             body["stream"] = True
         if config.response_schema is not None:
-            schema = _output_schema(config.response_schema)
+            schema = anthropic_output_schema(config.response_schema)
             body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
         return body
 
@@ -253,40 +244,6 @@ def _sampling(config: GenerateContentConfig) -> dict[str, Any]:
         if value is not None:
             out[theirs] = value
     return out
-
-
-def _output_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON schema narrowed to what structured outputs accept (see the module docstring)."""
-
-    def narrow(node: Any) -> Any:
-        if isinstance(node, list):
-            return [narrow(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        out: dict[str, Any] = {}
-        moved: list[str] = []
-        for key, value in node.items():
-            if key in _UNSUPPORTED_KEYWORDS or (key == "minItems" and value not in (0, 1)):
-                moved.append(f"{key}: {json.dumps(value)}")
-            elif key == "format" and value not in _SUPPORTED_FORMATS:
-                moved.append(f"format: {value}")
-            elif key == "title":
-                continue
-            elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-                out[key] = {name: narrow(child) for name, child in value.items()}
-            elif key in ("items", "anyOf", "allOf", "oneOf", "prefixItems", "additionalProperties"):
-                out[key] = narrow(value)
-            else:
-                out[key] = value
-        if "oneOf" in out:  # not supported; anyOf admits the same answers here
-            out["anyOf"] = out.pop("oneOf")
-        if out.get("type") == "object" or "properties" in out:
-            out["additionalProperties"] = False
-        if moved:
-            out["description"] = " ".join(filter(None, [out.get("description"), f"({', '.join(moved)})"]))
-        return out
-
-    return narrow(inline_refs(schema))
 
 
 # -- Anthropic's answer -> ours ------------------------------------------------------------------

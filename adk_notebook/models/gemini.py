@@ -30,7 +30,7 @@ from ..core.content import Blob, Content, FileData, FunctionCall, Part
 from ..core.errors import AdkError
 from ..core.events import Usage, new_id
 from ..tools.base import FunctionDeclaration
-from ..tools.schema import gemini_schema
+from ..tools.dialects import gemini_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
 from .payload import Payload

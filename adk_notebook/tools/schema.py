@@ -4,7 +4,7 @@
 docstring become one pydantic model. The model gives the JSON schema the LLM sees and a
 compiled validator that every tool call goes through, so a call costs one validator run.
 Schemas are self-contained (no `$ref`) because several providers do not resolve references;
-`gemini_schema` narrows one further to the subset Gemini's function declarations accept.
+the provider dialects (`gemini_schema`, ...) are in `tools.dialects`.
 """
 
 from __future__ import annotations
@@ -24,17 +24,19 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, Validation
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
+from ..core.error_codes import ErrorCode
 from ..core.errors import AdkError
-from ..core.json_schema import schema_problems
 from .base import check_tool_name
+from .dialects import drop_titles, gemini_schema, inline_refs
 from .docstrings import parse_docstring
+from .schema_check import JsonSchemaCheck
 
 __all__ = [
     "FunctionSchema",
     "ToolArgumentsError",
     "args_validator",
     "function_schema",
-    "gemini_schema",
+    "gemini_schema",  # re-exported: tools.dialects has the provider dialects
     "inline_refs",
     "model_json_schema",
 ]
@@ -44,29 +46,6 @@ _CONTEXT_TYPES = frozenset({"ToolContext", "CallbackContext"})
 _DEFAULT_TYPES = (str, int, float, bool, list, dict)
 _FORBID_EXTRA = ConfigDict(extra="forbid")
 
-# Keywords whose values are schemas (or maps / lists of schemas), as opposed to plain data
-# such as "default", "enum" or "required". Only these are walked when rewriting a schema, so a
-# property that happens to be called "title" or "$ref" is never mistaken for a keyword.
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
-_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
-_SCHEMA_VALUES = frozenset(
-    {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"}
-)
-
-_GEMINI_KEYS = frozenset(
-    {
-        "type", "format", "description", "nullable", "enum", "properties", "required", "items",
-        "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern",
-        "anyOf", "propertyOrdering", "default",
-    }
-)  # fmt: skip
-_GEMINI_FORMATS = {
-    "string": {"enum", "date-time"},
-    "number": {"float", "double"},
-    "integer": {"int32", "int64"},
-}
-
-
 class ToolArgumentsError(AdkError, ValueError):
     """The arguments an LLM sent do not fit the tool's schema.
 
@@ -75,7 +54,7 @@ class ToolArgumentsError(AdkError, ValueError):
     """
 
     def __init__(self, errors: list[str]) -> None:
-        super().__init__("tool", "invalid_input", "invalid_arguments", "; ".join(errors))
+        super().__init__("tool", "invalid_input", ErrorCode.INVALID_ARGUMENTS, "; ".join(errors))
         self.errors = errors
 
     @classmethod
@@ -156,7 +135,11 @@ def args_validator(
     """The check `FunctionTool.with_parameters_schema` runs before its handler.
 
     A pydantic model validates (and fills defaults); a JSON-schema dict is checked with
-    `core.json_schema`. Either way a rejected call raises `ToolArgumentsError` for the model.
+    jsonschema (`tools.schema_check`). Either way a rejected call raises `ToolArgumentsError`
+    for the model.
+
+    Raises:
+        AdkError: `invalid_schema`, the JSON-schema dict is not valid JSON Schema.
     """
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         model = schema
@@ -169,10 +152,12 @@ def args_validator(
 
         return validate_model
 
+    check = JsonSchemaCheck(json_schema)
+
     def validate_dict(args: dict[str, Any]) -> dict[str, Any]:
-        problems = schema_problems(args, json_schema, "")
+        problems = check.problems(args)
         if problems:
-            raise ToolArgumentsError([p.lstrip(".") for p in problems])
+            raise ToolArgumentsError(problems)
         return args
 
     return validate_dict
@@ -186,124 +171,7 @@ def model_json_schema(model: type[BaseModel] | dict[str, Any]) -> dict[str, Any]
         schema = model.model_json_schema()
     else:
         raise TypeError(f"expected a pydantic model class or a JSON schema dict, got {model!r}")
-    return _drop_titles(inline_refs(schema))
-
-
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Replace each local `$ref` by the definition it points to, and drop `$defs`.
-
-    Keywords beside a `$ref` (a field's description or default) win over the definition's.
-
-    Raises:
-        ValueError: a definition refers to itself; such a schema cannot be written out.
-    """
-
-    def resolve(node: Any, seen: frozenset[str]) -> Any:
-        if not isinstance(node, dict):
-            return node  # `true` / `false` schemas
-        if "$ref" in node:
-            ref = node["$ref"]
-            if ref in seen:
-                raise ValueError(
-                    f"{ref.rsplit('/', 1)[-1]!r} refers to itself (a recursive model); tool "
-                    "schemas must be finite, so limit the nesting with a non-recursive model"
-                )
-            siblings = {key: value for key, value in node.items() if key != "$ref"}
-            return resolve({**_lookup(schema, ref), **siblings}, seen | {ref})
-        if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
-            siblings = {key: value for key, value in node.items() if key != "allOf"}
-            return resolve({**node["allOf"][0], **siblings}, seen)
-        kept = {key: value for key, value in node.items() if key not in ("$defs", "definitions")}
-        return _map_subschemas(kept, lambda child: resolve(child, seen))
-
-    return resolve(schema, frozenset())
-
-
-def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Rewrite a JSON schema into the subset Gemini's `functionDeclarations` accept.
-
-    Gemini rejects unknown keywords, non-string enums and most string formats, and spells
-    "may be null" as `nullable` rather than `anyOf` with a null branch.
-    """
-    return _gemini(inline_refs(schema))
-
-
-def _gemini(node: Any) -> Any:
-    if not isinstance(node, dict):
-        return node
-    node = _gemini_nullable(node)
-    if "const" in node:
-        node["enum"] = [node.pop("const")]
-    if "oneOf" in node:
-        node["anyOf"] = node.pop("oneOf")
-    if node.get("type") == "array" and "items" not in node and node.get("prefixItems"):
-        node["items"] = _tuple_items(node["prefixItems"])
-    if "enum" in node and not all(isinstance(value, str) for value in node["enum"]):
-        allowed = ", ".join(json.dumps(value) for value in node.pop("enum"))
-        hint = f"One of: {allowed}."
-        node["description"] = f"{node['description']} {hint}" if node.get("description") else hint
-    kind = node.get("type")
-    if node.get("format") not in _GEMINI_FORMATS.get(kind if isinstance(kind, str) else "", ()):
-        node.pop("format", None)
-    return _map_subschemas({k: v for k, v in node.items() if k in _GEMINI_KEYS}, _gemini)
-
-
-def _gemini_nullable(node: dict[str, Any]) -> dict[str, Any]:
-    """`anyOf: [X, {"type": "null"}]` and `type: [X, "null"]` become X with `nullable: true`."""
-    node = dict(node)
-    kinds = node.get("type")
-    if isinstance(kinds, list) and "null" in kinds:
-        rest = [kind for kind in kinds if kind != "null"]
-        node.update(nullable=True, type=rest[0] if len(rest) == 1 else rest)
-    branches = node.get("anyOf")
-    if isinstance(branches, list) and {"type": "null"} in branches:
-        rest = [branch for branch in branches if branch != {"type": "null"}]
-        node["nullable"] = True
-        del node["anyOf"]
-        if len(rest) == 1:
-            return _gemini_nullable({**rest[0], **node})
-        node["anyOf"] = rest
-    return node
-
-
-def _tuple_items(prefix: list[Any]) -> Any:
-    """Gemini has no tuples: one item schema that admits every position."""
-    unique = [item for index, item in enumerate(prefix) if item not in prefix[:index]]
-    return unique[0] if len(unique) == 1 else {"anyOf": unique}
-
-
-def _drop_titles(node: Any) -> Any:
-    if not isinstance(node, dict):
-        return node
-    return _map_subschemas({k: v for k, v in node.items() if k != "title"}, _drop_titles)
-
-
-def _map_subschemas(node: dict[str, Any], fn: Callable[[Any], Any]) -> dict[str, Any]:
-    """A copy of a schema with `fn` applied to each direct subschema."""
-    out = {}
-    for key, value in node.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: fn(child) for name, child in value.items()}
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [fn(child) for child in value]
-        elif key in _SCHEMA_VALUES and isinstance(value, dict):
-            out[key] = fn(value)
-        else:
-            out[key] = value
-    return out
-
-
-def _lookup(root: dict[str, Any], ref: str) -> dict[str, Any]:
-    """Follow a local JSON pointer such as `#/$defs/Address`."""
-    if not ref.startswith("#"):
-        raise ValueError(f"cannot inline {ref!r}: only local references ('#/...') are supported")
-    node: Any = root
-    for part in filter(None, ref[1:].split("/")):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, dict) or part not in node:
-            raise ValueError(f"cannot inline {ref!r}: no such definition in the schema")
-        node = node[part]
-    return node
+    return drop_titles(inline_refs(schema))
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
