@@ -277,20 +277,6 @@ def test_agent_mistakes_are_one_line(shell: Any, capsys: pytest.CaptureFixture[s
     assert "No closing quotation" in fails(shell, '%%agent a --description "open\nHi.', capsys)
 
 
-def test_options_llm_agent_does_not_take_yet_fail_clearly(shell: Any, capsys: pytest.CaptureFixture[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    class OlderAgent(LlmAgent):
-        def __init__(self, *, name: str, model: Any = None, instruction: str = "", tools: Any = (), **rest: Any) -> None:
-            super().__init__(name=name, model=model, instruction=instruction, tools=tools)
-
-    from adk_notebook.notebook import workspace
-
-    monkeypatch.setattr(workspace, "LlmAgent", OlderAgent)
-    run(shell, "from pydantic import BaseModel\nclass Answer(BaseModel):\n    city: str\n")
-    assert "no tool_execution_strategy parameter yet" in fails(shell, "%%agent a --strategy parallel\nHi.", capsys)
-    assert "no output_schema parameter yet" in fails(shell, "%%agent a --output-schema Answer\nHi.", capsys)
-
-
 def test_agent_help_shows_the_options(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     shell.run_cell("%%agent?")
