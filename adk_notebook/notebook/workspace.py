@@ -116,7 +116,7 @@ class Workspace:
                 if isinstance(obj, Tool):
                     t = obj
                     if name is not None:
-                        from ..tools.base import check_tool_name
+                        from ..tools.names import check_tool_name
 
                         t.name = check_tool_name(name)
                     t.is_read_only = t.is_read_only or read_only

@@ -24,10 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, Validation
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
+from ..core.context import ToolContext
 from ..core.errors import AdkError
 from ..core.json_schema import schema_problems
-from .base import check_tool_name
 from .docstrings import parse_docstring
+from .names import check_tool_name
 
 __all__ = [
     "FunctionSchema",
@@ -308,15 +309,8 @@ def _lookup(root: dict[str, Any], ref: str) -> dict[str, Any]:
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     """Resolved annotations; `ToolContext` resolves even when imported under TYPE_CHECKING."""
-    localns: dict[str, Any] = {}
     try:
-        from adk_notebook.core.context import ToolContext
-
-        localns["ToolContext"] = ToolContext
-    except ImportError:  # the core package is optional while the tools package is built
-        pass
-    try:
-        return typing.get_type_hints(fn, localns=localns, include_extras=True)
+        return typing.get_type_hints(fn, localns={"ToolContext": ToolContext}, include_extras=True)
     except NameError as exc:
         raise TypeError(f"cannot resolve the type hints of {fn.__qualname__}: {exc}") from exc
 
