@@ -2,7 +2,7 @@
 
 Cells run through `shell.run_cell`, so IPython's own parsing, input transformers, top-level
 await and error display are all in the loop. The live widget is replaced by `FakeView` (the
-same five members as `RunView`), so these tests see exactly what a run hands to its view.
+same members as `RunView`), so these tests see exactly what a run hands to its view.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ class FakeView:
         if self.stop_on_tool_call and event.function_calls() and not event.partial:
             for callback in self.stop_callbacks:
                 callback()
+
+    def poll(self) -> None:
+        """Nothing is buffered here."""
 
     def finish(self, *, result: Any = None, error: BaseException | None = None, cancelled: bool = False) -> None:
         self.finished = {"result": result, "error": error, "cancelled": cancelled}
