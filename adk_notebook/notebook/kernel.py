@@ -65,7 +65,6 @@ __all__ = [
     "install",
     "run_chat",
     "run_chat_blocking",
-    "sigint_cancels",
     "uninstall",
 ]
 
