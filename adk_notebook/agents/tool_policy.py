@@ -90,12 +90,10 @@ class ToolPolicy:
                 f"circuit_breaker_threshold must be at least 1, got {breaker}.",
                 code="invalid_agent_config",
             )
-        object.__setattr__(
-            self, "tool_timeout", check_timeout(self.tool_timeout, "tool_timeout")
-        )
-        object.__setattr__(
-            self, "tool_retry_budgets", dict(self.tool_retry_budgets)
-        )  # the caller's may change
+        timeout = check_timeout(self.tool_timeout, "tool_timeout")
+        object.__setattr__(self, "tool_timeout", timeout)
+        # A copy: the caller's mapping may change later.
+        object.__setattr__(self, "tool_retry_budgets", dict(self.tool_retry_budgets))
 
     def retry_budget(self, tool_name: str) -> RetryBudget:
         """How often a failing call to `tool_name` is retried."""
