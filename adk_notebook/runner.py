@@ -27,6 +27,8 @@ from .sessions.in_memory import InMemorySessionService
 
 if TYPE_CHECKING:
     from .agents.base import Agent
+    from .artifacts import BaseArtifactService
+    from .memory import BaseMemoryService
 
 __all__ = ["RunResult", "RunStream", "Runner"]
 
@@ -102,8 +104,8 @@ class Runner:
         app_name: str,
         agent: Agent,
         session_service: BaseSessionService | None = None,
-        artifact_service: Any = None,
-        memory_service: Any = None,
+        artifact_service: BaseArtifactService | None = None,
+        memory_service: BaseMemoryService | None = None,
         run_config: RunConfig | None = None,
     ) -> None:
         self.app_name = app_name

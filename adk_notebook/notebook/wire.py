@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from typing import Any
 
 from ..agents.llm_agent import LlmAgent
@@ -55,12 +55,8 @@ def request_json(request: LlmRequest) -> dict[str, Any]:
         "system_instruction": request.system_instruction,
         "contents": [c.to_dict() for c in request.contents],
         "tools": [{"name": d.name, "description": d.description, "parameters": d.parameters} for d in request.tools],
-        "config": {k: v for k, v in _config_dict(request.config).items() if v is not None},
+        "config": {k: v for k, v in asdict(request.config).items() if v is not None},
     }
-
-
-def _config_dict(config: Any) -> dict[str, Any]:
-    return asdict(config) if is_dataclass(config) else {}
 
 
 # -- provider wire formats --------------------------------------------------------------------
