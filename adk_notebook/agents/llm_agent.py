@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 from ..core.content import Content, Part, chunk_mender, make_sendable
 from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
@@ -44,9 +44,10 @@ __all__ = ["InstructionProvider", "LlmAgent"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
 Callbacks = Callback | Sequence[Callback] | None
+_T = TypeVar("_T")
 
 
-class _InToolPolicy:
+class _InToolPolicy(Generic[_T]):
     """An LlmAgent argument kept in the agent's `tool_policy`, read back under its own name."""
 
     __slots__ = ("name",)
@@ -54,6 +55,10 @@ class _InToolPolicy:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
+    @overload
+    def __get__(self, agent: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, agent: LlmAgent, owner: type | None = None) -> _T: ...
     def __get__(self, agent: LlmAgent | None, owner: type | None = None) -> Any:
         return self if agent is None else getattr(agent.tool_policy, self.name)
 
@@ -91,14 +96,14 @@ class LlmAgent(Agent):
     `tool_policy`, and read back as attributes of the same names.
     """
 
-    tool_execution_strategy = _InToolPolicy()
-    default_retry_budget = _InToolPolicy()
-    tool_retry_budgets = _InToolPolicy()
-    circuit_breaker_threshold = _InToolPolicy()
-    tool_timeout = _InToolPolicy()
-    before_tool_callback = _InToolPolicy()
-    after_tool_callback = _InToolPolicy()
-    on_tool_error = _InToolPolicy()
+    tool_execution_strategy: _InToolPolicy[ToolExecutionStrategy] = _InToolPolicy()
+    default_retry_budget: _InToolPolicy[RetryBudget] = _InToolPolicy()
+    tool_retry_budgets: _InToolPolicy[Mapping[str, RetryBudget]] = _InToolPolicy()
+    circuit_breaker_threshold: _InToolPolicy[int | None] = _InToolPolicy()
+    tool_timeout: _InToolPolicy[float | None] = _InToolPolicy()
+    before_tool_callback: _InToolPolicy[CallbackChain] = _InToolPolicy()
+    after_tool_callback: _InToolPolicy[CallbackChain] = _InToolPolicy()
+    on_tool_error: _InToolPolicy[CallbackChain] = _InToolPolicy()
 
     def __init__(
         self,
