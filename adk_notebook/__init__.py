@@ -15,7 +15,7 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
-from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy
+from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy, ToolPolicy
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .core import (
     AdkError,
@@ -31,6 +31,8 @@ from .core import (
     InvocationContext,
     Part,
     ReadonlyContext,
+    RunConfig,
+    Session,
     State,
     ToolContext,
     ToolOutcome,
@@ -39,8 +41,8 @@ from .core import (
 )
 from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
-from .runner import RunConfig, Runner, RunResult
-from .sessions import BaseSessionService, InMemorySessionService, Session, SqliteSessionService
+from .runner import Runner, RunResult
+from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
     BasicToolset,
     FilteredToolset,
@@ -127,6 +129,7 @@ __all__ = [
     "ToolContext",
     "ToolExecutionStrategy",
     "ToolOutcome",
+    "ToolPolicy",
     "ToolProgress",
     "Toolset",
     "Usage",

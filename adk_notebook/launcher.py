@@ -23,7 +23,8 @@ from typing import TextIO
 
 from .agents.base import Agent
 from .core.errors import AdkError
-from .runner import RunConfig, Runner
+from .core.run_config import RunConfig
+from .runner import Runner
 
 __all__ = ["Launcher", "terminal_message"]
 

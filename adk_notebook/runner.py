@@ -13,39 +13,24 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
 from types import AsyncGeneratorType
-from typing import Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from ._deadline import within_time_limit
 from ._sync import run_sync
-from .agents.base import Agent
 from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
 from .core.events import Event, Usage, new_id
-from .sessions.base import BaseSessionService, Session, run_marker, session_not_found
+from .core.run_config import RunConfig
+from .core.session import Session
+from .sessions.base import BaseSessionService, run_marker, session_not_found
 from .sessions.in_memory import InMemorySessionService
 
-__all__ = ["RunConfig", "RunResult", "RunStream", "Runner"]
+if TYPE_CHECKING:
+    from .agents.base import Agent
+    from .artifacts import BaseArtifactService
+    from .memory import BaseMemoryService
 
-
-@dataclass(slots=True)
-class RunConfig:
-    """Per-run settings.
-
-    Args:
-        streaming: Ask the model to stream; partial events carry the text as it arrives.
-        max_llm_calls: Most model calls in this run (on top of the agent's max_iterations).
-        scopes: The permissions the user holds; tools that require others refuse to run.
-        auto_create_session: Create the session when `session_id` does not exist yet.
-        time_limit: Seconds the whole run may take; past it the run is cancelled and raises
-            AdkError(agent, timeout, ``run_time_limit``). None: no limit (each model call is still
-            bounded by its own `timeout=`).
-    """
-
-    streaming: bool = True
-    max_llm_calls: int | None = None
-    scopes: frozenset[str] = frozenset()
-    auto_create_session: bool = False
-    time_limit: float | None = None
+__all__ = ["RunResult", "RunStream", "Runner"]
 
 
 @dataclass(slots=True)
@@ -119,8 +104,8 @@ class Runner:
         app_name: str,
         agent: Agent,
         session_service: BaseSessionService | None = None,
-        artifact_service: Any = None,
-        memory_service: Any = None,
+        artifact_service: BaseArtifactService | None = None,
+        memory_service: BaseMemoryService | None = None,
         run_config: RunConfig | None = None,
     ) -> None:
         self.app_name = app_name
@@ -184,18 +169,16 @@ class Runner:
             # Read again now that the session is ours: the run that held it may have added to it.
             session = await service.get(app_name=self.app_name, user_id=user_id, session_id=session_id) or session
             ctx = InvocationContext(
-                agent=self.agent,
                 session=session,
-                session_service=service,
+                agent_name=self.agent.name,
                 user_content=content,
                 run_config=config,
-                app_name=self.app_name,
                 invocation_id=run_id,
                 artifact_service=self.artifact_service,
                 memory_service=self.memory_service,
             )
             # A run that died (kill -9, a crashed kernel) may have left calls without an answer.
-            repaired = await _answer_dangling_calls(ctx, session, _INTERRUPTED, _any_event)
+            repaired = await _answer_dangling_calls(service, ctx, session, _INTERRUPTED, _any_event)
             if repaired is not None:
                 yield repaired
                 mark_live()
@@ -232,7 +215,7 @@ class Runner:
         fresh = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
         if fresh is not None:
             run_id = ctx.invocation_id
-            await _answer_dangling_calls(ctx, fresh, response, lambda e: e.invocation_id == run_id)
+            await _answer_dangling_calls(self.session_service, ctx, fresh, response, lambda e: e.invocation_id == run_id)
 
     def cancel(self, *, user_id: str, session_id: str) -> bool:
         """Cancel the run in progress on a session (from any thread); False when there is none.
@@ -272,8 +255,8 @@ class Runner:
                 events.append(event)
                 if on_event is not None:
                     on_event(event)
-        session = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        return RunResult.from_events(events, session_id, dict(session.state) if session else {})
+        stored = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
+        return RunResult.from_events(events, session_id, dict(stored.state) if stored else {})
 
     def run_sync(self, *, user_id: str, session_id: str | None, content: Content | str, **kwargs: Any) -> RunResult:
         """Blocking `run_to_result` for scripts (also safe inside a running kernel)."""
@@ -421,7 +404,11 @@ def _any_event(event: Event) -> bool:
 
 
 async def _answer_dangling_calls(
-    ctx: InvocationContext, session: Session, response: dict[str, Any], among: Callable[[Event], bool]
+    service: BaseSessionService,
+    ctx: InvocationContext,
+    session: Session,
+    response: dict[str, Any],
+    among: Callable[[Event], bool],
 ) -> Event | None:
     """Answer every stored function call (of the events `among` selects) that has no response yet.
 
@@ -433,5 +420,5 @@ async def _answer_dangling_calls(
     if not pending:
         return None
     parts = [Part(function_response=FunctionResponse(c.name, dict(response), c.id)) for c in pending]
-    event = Event(ctx.agent.name, Content("tool", parts), ctx.invocation_id)
-    return await ctx.session_service.append_event(session, event)
+    event = Event(ctx.agent_name, Content("tool", parts), ctx.invocation_id)
+    return await service.append_event(session, event)

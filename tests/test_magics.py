@@ -2,7 +2,7 @@
 
 Cells run through `shell.run_cell`, so IPython's own parsing, input transformers, top-level
 await and error display are all in the loop. The live widget is replaced by `FakeView` (the
-same five members as `RunView`), so these tests see exactly what a run hands to its view.
+same members as `RunView`), so these tests see exactly what a run hands to its view.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ class FakeView:
         if self.stop_on_tool_call and event.function_calls() and not event.partial:
             for callback in self.stop_callbacks:
                 callback()
+
+    def poll(self) -> None:
+        """Nothing is buffered here."""
 
     def finish(self, *, result: Any = None, error: BaseException | None = None, cancelled: bool = False) -> None:
         self.finished = {"result": result, "error": error, "cancelled": cancelled}
@@ -275,20 +278,6 @@ def test_agent_mistakes_are_one_line(shell: Any, capsys: pytest.CaptureFixture[s
     assert "must be a Python identifier" in fails(shell, "%%agent 9lives\nHi.", capsys)
     assert "required: name" in fails(shell, "%%agent\nHi.", capsys)
     assert "No closing quotation" in fails(shell, '%%agent a --description "open\nHi.', capsys)
-
-
-def test_options_llm_agent_does_not_take_yet_fail_clearly(shell: Any, capsys: pytest.CaptureFixture[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    class OlderAgent(LlmAgent):
-        def __init__(self, *, name: str, model: Any = None, instruction: str = "", tools: Any = (), **rest: Any) -> None:
-            super().__init__(name=name, model=model, instruction=instruction, tools=tools)
-
-    from adk_notebook.notebook import workspace
-
-    monkeypatch.setattr(workspace, "LlmAgent", OlderAgent)
-    run(shell, "from pydantic import BaseModel\nclass Answer(BaseModel):\n    city: str\n")
-    assert "no tool_execution_strategy parameter yet" in fails(shell, "%%agent a --strategy parallel\nHi.", capsys)
-    assert "no output_schema parameter yet" in fails(shell, "%%agent a --output-schema Answer\nHi.", capsys)
 
 
 def test_agent_help_shows_the_options(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:

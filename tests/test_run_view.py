@@ -29,12 +29,15 @@ from adk_notebook import (
     Content,
     Event,
     FunctionCall,
+    InMemorySessionService,
     LlmAgent,
     Part,
     RunResult,
     ScriptedModel,
     Usage,
+    tool,
 )
+from adk_notebook.notebook.kernel import ChatPlan, run_chat_blocking
 from adk_notebook.notebook.render import markdown_to_html
 from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
@@ -203,6 +206,33 @@ def test_poll_sends_what_is_pending_once_due(comms: list[RecordingComm]) -> None
     clock.now += 0.051
     view.poll()
     assert len(c.custom()) == 1, "nothing pending, nothing sent"
+
+
+def test_the_thread_fallback_sends_a_running_tools_card_before_its_result(comms: list[RecordingComm]) -> None:
+    """Where no await can go, the run's events reach the view over a queue, with no loop to flush
+    on: the card of a tool that has just started still goes out while the tool runs."""
+    seen: list[bool] = []
+
+    def card_sent() -> bool:
+        return any(op[0] == "i" and op[1].get("k") == "tool" and op[1]["name"] == "slow" and op[1]["status"] == "running"
+                   for m in comms[-1].custom() if m["type"] == "delta" for op in m["ops"])
+
+    @tool
+    def slow() -> dict:
+        """Take a while."""
+        deadline = time.monotonic() + 3
+        while not card_sent() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append(card_sent())
+        return {"done": True}
+
+    # Text streams first, so the card arrives right after a delta went out: it waits to be flushed.
+    model = ScriptedModel([["Let me look that up.", FunctionCall("slow", {})], "Done."])
+    plan = ChatPlan(agent=LlmAgent(name="bot", model=model, tools=[slow]), message="Go.",
+                    session_service=InMemorySessionService(), user_id="u", session_id="s1")
+    result = run_chat_blocking(plan, RunView)
+    assert result is not None and result.text == "Done."
+    assert seen == [True], "the card went out only with the tool's result"
 
 
 # -- the final state and the cell output ------------------------------------------------------

@@ -1,8 +1,8 @@
-"""Agents: the base interface, the model-driven LlmAgent and its builder."""
+"""Agents: the base interface, the model-driven LlmAgent, its builder and its tool policy."""
 
 from .base import Agent
 from .builder import LlmAgentBuilder
-from .dispatch import RetryBudget, ToolExecutionStrategy
 from .llm_agent import LlmAgent
+from .tool_policy import RetryBudget, ToolExecutionStrategy, ToolPolicy
 
-__all__ = ["Agent", "LlmAgent", "LlmAgentBuilder", "RetryBudget", "ToolExecutionStrategy"]
+__all__ = ["Agent", "LlmAgent", "LlmAgentBuilder", "RetryBudget", "ToolExecutionStrategy", "ToolPolicy"]

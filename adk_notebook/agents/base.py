@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from .._sync import run_sync
+from ..core.run_config import RunConfig
 
 if TYPE_CHECKING:
     from ..core.context import InvocationContext
@@ -45,7 +46,7 @@ class Agent(ABC):
         Without `session_id` each call is a new conversation in this agent's own in-memory
         session service; pass the same `session_id` again to continue one.
         """
-        from ..runner import RunConfig, Runner
+        from ..runner import Runner  # the runner sits above agents: imported when used
 
         service = session_service or self._default_sessions()
         runner = Runner(app_name=self.name, agent=self, session_service=service)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..models.base import GenerateContentConfig, Llm
 from ..tools.base import Tool, Toolset
 from .callbacks import Callback
-from .dispatch import RetryBudget, ToolExecutionStrategy
 from .llm_agent import InstructionProvider, LlmAgent
+from .tool_policy import RetryBudget, ToolExecutionStrategy
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -42,7 +42,7 @@ class CallbackChain:
 
     __slots__ = ("_callbacks",)
 
-    def __init__(self, callbacks: Callback | Sequence[Callback] | None) -> None:
+    def __init__(self, callbacks: Callback | Sequence[Callback] | None = None) -> None:
         if callbacks is None:
             items: list[Callback] = []
         elif callable(callbacks):

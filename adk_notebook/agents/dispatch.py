@@ -22,11 +22,15 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..core.content import INVALID_ARGUMENTS_KEY, Content, FunctionCall, FunctionResponse, Part
+from ..core.content import (
+    INVALID_ARGUMENTS_KEY,
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    Part,
+)
 from ..core.context import InvocationContext, ToolContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, ToolOutcome
@@ -35,39 +39,10 @@ from ..tools.base import Tool
 from ..tools.progress import ProgressChannel
 from ..tools.responses import FunctionResponseData
 from ..tools.tracebacks import user_traceback
+from .callbacks import CallbackChain
+from .tool_policy import ToolExecutionStrategy, ToolPolicy
 
-if TYPE_CHECKING:
-    from .llm_agent import LlmAgent
-
-__all__ = ["RetryBudget", "ToolDispatcher", "ToolExecutionStrategy"]
-
-
-class ToolExecutionStrategy(StrEnum):
-    """How the calls of one model turn run.
-
-    SEQUENTIAL: one at a time, in the model's order (the default).
-    PARALLEL: all at once, whatever the tools declare (you vouch for their safety).
-    AUTO: calls to tools that are both read-only and concurrency-safe run at once first,
-        then the others one at a time in order.
-    """
-
-    SEQUENTIAL = "sequential"
-    PARALLEL = "parallel"
-    AUTO = "auto"
-
-
-@dataclass(frozen=True, slots=True)
-class RetryBudget:
-    """Run a failing tool again up to `max_retries` times, `delay` seconds apart."""
-
-    max_retries: int = 0
-    delay: float = 0.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.delay, timedelta):
-            object.__setattr__(self, "delay", self.delay.total_seconds())
-        if self.max_retries < 0 or self.delay < 0:
-            raise AdkError.config("RetryBudget needs max_retries >= 0 and delay >= 0.", code="invalid_retry_budget")
+__all__ = ["ToolDispatcher"]
 
 
 @dataclass(slots=True)
@@ -78,11 +53,11 @@ class _Result:
 
 
 class ToolDispatcher:
-    """Runs tool calls for one invocation of `agent`; the circuit breaker counts live here."""
+    """Runs the tool calls of one invocation as `policy` says; the circuit breaker counts live here."""
 
-    def __init__(self, invocation: InvocationContext, agent: LlmAgent, tools: Mapping[str, Tool]) -> None:
+    def __init__(self, invocation: InvocationContext, policy: ToolPolicy, tools: Mapping[str, Tool]) -> None:
         self.invocation = invocation
-        self.agent = agent
+        self.policy = policy
         self.tools = tools
         self.consecutive_failures: dict[str, int] = {}
 
@@ -107,7 +82,7 @@ class ToolDispatcher:
             raise _stopping(stop) from None
         done = [r if r is not None else _refused(call, _NOT_FINISHED) for call, r in zip(calls, results)]
         yield Event(
-            author=self.agent.name,
+            author=self.invocation.agent_name,
             invocation_id=self.invocation.invocation_id,
             content=Content("tool", [
                 Part(function_response=FunctionResponse(call.name, r.response, call.id, r.parts))
@@ -121,7 +96,7 @@ class ToolDispatcher:
         )
 
     def _progress_event(self, progress: Any) -> Event:
-        return Event.chunk(self.agent.name, None, self.invocation.invocation_id, progress)
+        return Event.chunk(self.invocation.agent_name, None, self.invocation.invocation_id, progress)
 
     async def _run_batch(
         self, calls: list[FunctionCall], actions: EventActions, channel: ProgressChannel, results: list[_Result | None]
@@ -129,7 +104,7 @@ class ToolDispatcher:
         async def run(index: int) -> None:
             results[index] = await self._run_call(calls[index], actions, channel)
 
-        strategy = self.agent.tool_execution_strategy
+        strategy = self.policy.tool_execution_strategy
         if strategy is ToolExecutionStrategy.SEQUENTIAL or len(calls) == 1:
             concurrent: list[int] = []
         elif strategy is ToolExecutionStrategy.PARALLEL:
@@ -164,11 +139,11 @@ class ToolDispatcher:
             ctx.actions = EventActions()
 
     async def _answer(self, call: FunctionCall, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float) -> _Result:
-        agent = self.agent
+        policy = self.policy
         error: BaseException | None = None
         attempt = 1
         parts: list[Part] = []
-        response, failed = await _hook(agent.before_tool_callback, ctx, tool, args)
+        response, failed = await _hook(policy.before_tool_callback, ctx, tool, args)
         if failed is not None:  # on_tool_error is for the tool's own failures, not this one
             response, error = _hook_failed("before_tool_callback", tool.name, failed, "the tool did not run"), failed
         elif response is None:
@@ -177,7 +152,7 @@ class ToolDispatcher:
                 self.consecutive_failures[tool.name] = 0
             else:
                 self.consecutive_failures[tool.name] = self.consecutive_failures.get(tool.name, 0) + 1
-                fallback, failed = await _hook(agent.on_tool_error, ctx, tool, args, error)
+                fallback, failed = await _hook(policy.on_tool_error, ctx, tool, args, error)
                 if isinstance(fallback, dict):
                     response = fallback
                 else:
@@ -188,7 +163,7 @@ class ToolDispatcher:
                               None if error is None else _describe(error), attempt,
                               None if error is None else user_traceback(error))
         ctx.tool_outcome = outcome
-        replaced, failed = await _hook(agent.after_tool_callback, ctx, tool, args, response)
+        replaced, failed = await _hook(policy.after_tool_callback, ctx, tool, args, response)
         if failed is not None:  # the callback may have been meant to filter the result: withhold it
             response = _hook_failed("after_tool_callback", tool.name, failed, "the tool's result is withheld")
             outcome = replace(outcome, success=False, error=response["error"])
@@ -204,9 +179,8 @@ class ToolDispatcher:
         Returns (response, media parts, error, attempts); the response is None when the tool
         failed, or the conversion's error response when its result could not be sent.
         """
-        agent = self.agent
-        budget = agent.tool_retry_budgets.get(tool.name, agent.default_retry_budget)
-        limit = tool.timeout if tool.timeout is not None else agent.tool_timeout
+        budget = self.policy.retry_budget(tool.name)
+        limit = self.policy.time_limit(tool)
         attempt = 1
         while True:
             try:
@@ -240,7 +214,7 @@ class ToolDispatcher:
         if missing:
             return {"error": f"missing required scopes: {', '.join(missing)}", "code": "missing_scopes",
                     "category": "forbidden"}
-        threshold = self.agent.circuit_breaker_threshold
+        threshold = self.policy.circuit_breaker_threshold
         failures = self.consecutive_failures.get(tool.name, 0)
         if threshold is not None and failures >= threshold:
             return {
@@ -314,7 +288,7 @@ class _CallState(State):
             super().__delitem__(key)
 
 
-async def _hook(chain: Any, *args: Any) -> tuple[Any, BaseException | None]:
+async def _hook(chain: CallbackChain, *args: Any) -> tuple[Any, BaseException | None]:
     """Run a callback chain: (its result, None), or (None, what it raised)."""
     if not chain:
         return None, None

@@ -1,10 +1,16 @@
 """LlmAgent: the agent that asks a model, runs the tools it calls, and repeats until it answers.
 
-One turn, top to bottom: render the instruction, build the request from the session's
-history, (before-model callbacks,) stream the model's answer, (after-model callbacks,) store
-it; if it called tools, run them through the dispatcher, store their responses and go round
-again; otherwise check the answer against the output schema (asking again with the error if
-it does not match) and that answer is the final response.
+One invocation, top to bottom (`run_invocation`):
+
+1. request: `build_request` renders the instruction and takes the session's history;
+2. model: (before-model callbacks,) the model's answer, streamed, (after-model callbacks);
+3. tools: if it called tools, the dispatcher runs them as the agent's `tool_policy` says, their
+   responses are stored, and the next turn starts at 1;
+4. decide: otherwise the answer is checked against the output schema (on a mismatch the model
+   is asked again with the error, back at 1) and it is the final response;
+5. end: after-agent callbacks.
+
+Before-agent callbacks come first and may answer instead.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 from ..core.content import Content, Part, chunk_mender, make_sendable
 from ..core.context import CallbackContext, InvocationContext, ReadonlyContext
@@ -20,13 +26,14 @@ from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from ..models.registry import model_id, resolve_model
-from ..tools.base import FunctionDeclaration, Tool, Toolset, check_timeout
+from ..tools.base import Tool, Toolset
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
 from .base import Agent
 from .callbacks import Callback, CallbackChain
-from .dispatch import RetryBudget, ToolDispatcher, ToolExecutionStrategy
+from .dispatch import ToolDispatcher
 from .instruction import render_instruction
+from .tool_policy import RetryBudget, ToolExecutionStrategy, ToolPolicy
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -37,6 +44,23 @@ __all__ = ["InstructionProvider", "LlmAgent"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
 Callbacks = Callback | Sequence[Callback] | None
+_T = TypeVar("_T")
+
+
+class _InToolPolicy(Generic[_T]):
+    """An LlmAgent argument kept in the agent's `tool_policy`, read back under its own name."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, agent: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, agent: LlmAgent, owner: type | None = None) -> _T: ...
+    def __get__(self, agent: LlmAgent | None, owner: type | None = None) -> Any:
+        return self if agent is None else getattr(agent.tool_policy, self.name)
 
 
 class LlmAgent(Agent):
@@ -67,7 +91,19 @@ class LlmAgent(Agent):
             own; a call past it is answered `{"error": ...}` naming the limit (None: no limit).
         before_agent_callback, after_agent_callback, before_model_callback, after_model_callback,
         before_tool_callback, after_tool_callback, on_tool_error: see `agents/callbacks.py`.
+
+    The tool arguments (strategy, budgets, breaker, timeout, tool callbacks) make the agent's
+    `tool_policy`, and read back as attributes of the same names.
     """
+
+    tool_execution_strategy: _InToolPolicy[ToolExecutionStrategy] = _InToolPolicy()
+    default_retry_budget: _InToolPolicy[RetryBudget] = _InToolPolicy()
+    tool_retry_budgets: _InToolPolicy[Mapping[str, RetryBudget]] = _InToolPolicy()
+    circuit_breaker_threshold: _InToolPolicy[int | None] = _InToolPolicy()
+    tool_timeout: _InToolPolicy[float | None] = _InToolPolicy()
+    before_tool_callback: _InToolPolicy[CallbackChain] = _InToolPolicy()
+    after_tool_callback: _InToolPolicy[CallbackChain] = _InToolPolicy()
+    on_tool_error: _InToolPolicy[CallbackChain] = _InToolPolicy()
 
     def __init__(
         self,
@@ -99,7 +135,7 @@ class LlmAgent(Agent):
         after_tool_callback: Callbacks = None,
         on_tool_error: Callbacks = None,
     ) -> None:
-        _check_config(name, max_iterations, include_contents, output_max_retries, circuit_breaker_threshold)
+        _check_config(name, max_iterations, include_contents, output_max_retries)
         self.name = name
         self.model = model
         self.instruction = instruction_provider if instruction_provider is not None else instruction
@@ -114,18 +150,20 @@ class LlmAgent(Agent):
         self.max_iterations = max_iterations
         self.generate_content_config = generate_content_config or GenerateContentConfig()
         self.include_contents = include_contents
-        self.tool_execution_strategy = _strategy(tool_execution_strategy)
-        self.default_retry_budget = default_retry_budget or RetryBudget()
-        self.tool_retry_budgets = dict(tool_retry_budgets or {})
-        self.circuit_breaker_threshold = circuit_breaker_threshold
-        self.tool_timeout = check_timeout(tool_timeout, f"LlmAgent {name!r}: tool_timeout")
+        self.tool_policy = ToolPolicy(
+            tool_execution_strategy=ToolExecutionStrategy.parse(tool_execution_strategy),
+            default_retry_budget=default_retry_budget or RetryBudget(),
+            tool_retry_budgets=tool_retry_budgets or {},
+            circuit_breaker_threshold=circuit_breaker_threshold,
+            tool_timeout=tool_timeout,
+            before_tool_callback=CallbackChain(before_tool_callback),
+            after_tool_callback=CallbackChain(after_tool_callback),
+            on_tool_error=CallbackChain(on_tool_error),
+        )
         self.before_agent_callback = CallbackChain(before_agent_callback)
         self.after_agent_callback = CallbackChain(after_agent_callback)
         self.before_model_callback = CallbackChain(before_model_callback)
         self.after_model_callback = CallbackChain(after_model_callback)
-        self.before_tool_callback = CallbackChain(before_tool_callback)
-        self.after_tool_callback = CallbackChain(after_tool_callback)
-        self.on_tool_error = CallbackChain(on_tool_error)
         self.sub_agents = []
         self._resolved_model: Llm | None = model if isinstance(model, Llm) else None
 
@@ -136,24 +174,22 @@ class LlmAgent(Agent):
     async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
         # One generator for the whole invocation: each streamed chunk passes one hop fewer.
         if self.before_agent_callback:
-            cb_ctx = CallbackContext(ctx)
-            content = _as_content(await self.before_agent_callback(cb_ctx))
-            if content is not None or _has_effects(cb_ctx.actions):
-                yield self._event(ctx, content, actions=cb_ctx.actions)
-            if content is not None:
-                return
+            event = await self._agent_callback(self.before_agent_callback, ctx)
+            if event is not None:
+                yield event
+                if event.content is not None:  # it answered for the agent
+                    return
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))
-        declarations = [t.declaration() for t in tools.values()]
-        dispatcher = ToolDispatcher(ctx, self, tools)
-        limit = self.max_iterations
-        if ctx.run_config.max_llm_calls is not None:
-            limit = min(limit, ctx.run_config.max_llm_calls)
+        dispatcher = ToolDispatcher(ctx, self.tool_policy, tools)
+        limit = self._model_call_limit(ctx)
         schema_retries = 0
         for _ in range(limit):
             if ctx.ended:
                 break
-            request = await self._request(ctx, model, declarations)
+            # 1. request
+            request = await self.build_request(ctx, tools, model_name=model.name)
+            # 2. model: its answer, streamed as partial events, then complete
             cb_ctx = CallbackContext(ctx)
             response = await self.before_model_callback(cb_ctx, request) if self.before_model_callback else None
             if response is None:
@@ -169,6 +205,7 @@ class LlmAgent(Agent):
                 response = await self.after_model_callback(cb_ctx, response) or response
             event = self._model_event(ctx, response, cb_ctx.actions, tools)
             event.metadata["model"] = model_id(model)  # who answered: RunResult.model, the widget's header
+            # 3. tools: run the calls, then the next turn sees their responses
             calls = event.function_calls()
             if calls:
                 yield event
@@ -177,35 +214,84 @@ class LlmAgent(Agent):
                 if tool_event.actions.skip_summarization:
                     break
                 continue
-            if self._output is not None:
-                try:
-                    event.output = self._output.validate(event.text)
-                except ValueError as problem:
-                    yield event
-                    if schema_retries >= self.output_max_retries:
-                        raise AdkError.agent(
-                            f"Agent {self.name!r}: the model's answer did not match the output schema after "
-                            f"{schema_retries} retries: {problem}",
-                            code="output_schema_mismatch",
-                            category="invalid_input",
-                        ) from None
-                    schema_retries += 1
-                    yield self._event(ctx, Content("user", [Part(text=(
-                        f"Your answer does not match the required JSON schema: {problem}. "
-                        "Reply again with only the corrected JSON object."))]), metadata={"kind": "output_schema_retry"})
-                    continue
-            if self.output_key:
-                value = self._output.dump(event.output) if self._output is not None else event.text
-                event.actions.state_delta[self.output_key] = value
+            # 4. decide: the final answer, or ask again when it does not match the output schema
+            problem = self._accept(event)
             yield event
-            break
+            if problem is None:
+                break
+            if schema_retries >= self.output_max_retries:
+                raise AdkError.agent(
+                    f"Agent {self.name!r}: the model's answer did not match the output schema after "
+                    f"{schema_retries} retries: {problem}",
+                    code="output_schema_mismatch",
+                    category="invalid_input",
+                )
+            schema_retries += 1
+            yield self._event(ctx, Content("user", [Part(text=(
+                f"Your answer does not match the required JSON schema: {problem}. "
+                "Reply again with only the corrected JSON object."))]), metadata={"kind": "output_schema_retry"})
         else:
             raise self._out_of_iterations(ctx, limit)
+        # 5. end
         if self.after_agent_callback:
-            cb_ctx = CallbackContext(ctx)
-            content = _as_content(await self.after_agent_callback(cb_ctx))
-            if content is not None or _has_effects(cb_ctx.actions):
-                yield self._event(ctx, content, actions=cb_ctx.actions)
+            event = await self._agent_callback(self.after_agent_callback, ctx)
+            if event is not None:
+                yield event
+
+    async def build_request(
+        self, ctx: InvocationContext, tools: Mapping[str, Tool] | None = None, *, model_name: str | None = None
+    ) -> LlmRequest:
+        """The request this agent sends its model next in the invocation `ctx`; nothing is sent.
+
+        It holds the system instruction after templating (global instruction, instruction, the
+        output schema's note), the conversation so far (only this invocation's with
+        `include_contents="none"`), the tools' declarations and the generation config: exactly
+        what `%adk request` shows.
+
+        Args:
+            ctx: The invocation: its session's events and state, its artifacts.
+            tools: This run's tools by name, as `resolve_tools` gives them (resolved now by default).
+            model_name: The model the request names (default: the name of the agent's model).
+        """
+        if tools is None:
+            tools = await self.resolve_tools(ReadonlyContext(ctx))
+        if model_name is None:
+            model_name = self.resolve_model().name
+        parts = [await self._render(self.global_instruction, ctx), await self._render(self.instruction, ctx)]
+        config = replace(self.generate_content_config)
+        if self._output is not None:
+            parts.append(self._output.instruction())
+            config.response_schema = self._output.json_schema
+            config.response_mime_type = "application/json"
+        system = "\n\n".join(p for p in parts if p)
+        declarations = [t.declaration() for t in tools.values()]
+        return LlmRequest(model_name, self._contents(ctx), system or None, declarations, config)
+
+    # -- the steps' parts ----------------------------------------------------------------------
+    async def _agent_callback(self, chain: CallbackChain, ctx: InvocationContext) -> Event | None:
+        """Run a before/after-agent chain; the event that records what it said or did, if anything."""
+        cb_ctx = CallbackContext(ctx)
+        content = _as_content(await chain(cb_ctx))
+        if content is None and not _has_effects(cb_ctx.actions):
+            return None
+        return self._event(ctx, content, actions=cb_ctx.actions)
+
+    def _model_call_limit(self, ctx: InvocationContext) -> int:
+        limit = ctx.run_config.max_llm_calls
+        return self.max_iterations if limit is None else min(self.max_iterations, limit)
+
+    def _accept(self, event: Event) -> str | None:
+        """Take a text answer as the final one (its output value, its `output_key`); or say why
+        it does not match the output schema."""
+        if self._output is not None:
+            try:
+                event.output = self._output.validate(event.text)
+            except ValueError as problem:
+                return str(problem)
+        if self.output_key:
+            value = self._output.dump(event.output) if self._output is not None else event.text
+            event.actions.state_delta[self.output_key] = value
+        return None
 
     def _out_of_iterations(self, ctx: InvocationContext, limit: int) -> AdkError:
         return AdkError.agent(
@@ -215,17 +301,6 @@ class LlmAgent(Agent):
             code="max_iterations_exceeded",
             category="cancelled",
         )
-
-    # -- building blocks -----------------------------------------------------------------------
-    async def _request(self, ctx: InvocationContext, model: Llm, declarations: list[FunctionDeclaration]) -> LlmRequest:
-        parts = [await self._render(self.global_instruction, ctx), await self._render(self.instruction, ctx)]
-        config = replace(self.generate_content_config)
-        if self._output is not None:
-            parts.append(self._output.instruction())
-            config.response_schema = self._output.json_schema
-            config.response_mime_type = "application/json"
-        system = "\n\n".join(p for p in parts if p)
-        return LlmRequest(model.name, self._contents(ctx), system or None, declarations, config)
 
     def _contents(self, ctx: InvocationContext) -> list[Content]:
         events = ctx.session.events
@@ -263,8 +338,8 @@ class LlmAgent(Agent):
             tool = tools.get(call.name)
             if tool is not None and tool.is_long_running:
                 pending.append(call.id)
-        event = self._event(ctx, content, actions=actions, turn_complete=response.turn_complete, usage=response.usage)
-        event.long_running_tool_ids = pending
+        event = self._event(ctx, content, actions=actions, turn_complete=response.turn_complete, usage=response.usage,
+                            long_running_tool_ids=pending)
         if response.finish_reason:
             event.metadata["finish_reason"] = response.finish_reason
         return event
@@ -290,9 +365,7 @@ class LlmAgent(Agent):
         return collect_tools(f"Agent {self.name!r}", groups)
 
 
-def _check_config(
-    name: str, max_iterations: int, include_contents: str, output_max_retries: int, breaker: int | None
-) -> None:
+def _check_config(name: str, max_iterations: int, include_contents: str, output_max_retries: int) -> None:
     problems = []
     if not isinstance(name, str) or not name.isidentifier():
         problems.append(f"name {name!r} must be a Python identifier (letters, digits, '_'), e.g. 'weather_bot'")
@@ -302,8 +375,6 @@ def _check_config(
         problems.append(f"include_contents must be 'default' or 'none', got {include_contents!r}")
     if output_max_retries < 0:
         problems.append(f"output_max_retries must be 0 or more, got {output_max_retries}")
-    if breaker is not None and breaker < 1:
-        problems.append(f"circuit_breaker_threshold must be at least 1, got {breaker}")
     if problems:
         raise AdkError.config("LlmAgent: " + "; ".join(problems) + ".", code="invalid_agent_config")
 
@@ -314,15 +385,6 @@ def _output_schema(schema: type[BaseModel] | dict[str, Any] | None) -> OutputSch
     from .output_schema import OutputSchema  # pydantic is imported only for agents that need it
 
     return OutputSchema(schema)
-
-
-def _strategy(value: ToolExecutionStrategy | str) -> ToolExecutionStrategy:
-    try:
-        return ToolExecutionStrategy(value.lower() if isinstance(value, str) else value)
-    except ValueError:
-        choices = ", ".join(repr(s.value) for s in ToolExecutionStrategy)
-        raise AdkError.config(f"Unknown tool_execution_strategy {value!r}; use one of {choices}.",
-                              code="invalid_strategy") from None
 
 
 def _as_content(value: Any) -> Content | None:

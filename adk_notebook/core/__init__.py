@@ -1,9 +1,11 @@
-"""Core types: messages, events, errors, state and contexts."""
+"""Core types: messages, events, errors, state, sessions, run settings and contexts."""
 
 from .content import Blob, Content, FileData, FunctionCall, FunctionResponse, Part
 from .context import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from .errors import AdkError, ErrorCategory
 from .events import Event, EventActions, ToolOutcome, ToolProgress, Usage
+from .run_config import RunConfig
+from .session import Session
 from .state import State
 
 __all__ = [
@@ -20,6 +22,8 @@ __all__ = [
     "InvocationContext",
     "Part",
     "ReadonlyContext",
+    "RunConfig",
+    "Session",
     "State",
     "ToolContext",
     "ToolOutcome",

@@ -231,10 +231,6 @@ class ErrorCode(StrEnum):
         "unknown_model",
         "A model string names a provider that does not exist. %adk models lists them.",
     )
-    PROVIDER_UNAVAILABLE = (
-        "provider_unavailable",
-        "A model string names a provider this version does not ship. Pass a model object instead.",
-    )
     NO_MODEL_AVAILABLE = (
         "no_model_available",
         "Model 'auto' found no provider key and no local model. Set GOOGLE_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY, or install the [local] extra.",

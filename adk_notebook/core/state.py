@@ -70,9 +70,6 @@ class State(MutableMapping[str, Any]):
     def delta(self) -> dict[str, Any]:
         return self._delta
 
-    def has_delta(self) -> bool:
-        return bool(self._delta)
-
     def to_dict(self) -> dict[str, Any]:
         return dict(self._value)
 

@@ -23,6 +23,7 @@ def _require_sdk() -> None:
 
 _require_sdk()
 
-from .client import HttpServer, McpTool, McpToolset, StdioServer
+from .client import McpTool, McpToolset
+from .servers import HttpServer, StdioServer
 
 __all__ = ["HttpServer", "McpTool", "McpToolset", "StdioServer"]

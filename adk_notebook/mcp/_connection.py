@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx2  # the SDK's HTTP client
@@ -39,9 +39,7 @@ from ..core.errors import AdkError
 from ..tools.schema_check import import_jsonschema
 from . import _loop
 from ._stderr import StderrTail
-
-if TYPE_CHECKING:
-    from .client import HttpServer, StdioServer
+from .servers import HttpServer, StdioServer
 
 __all__ = ["Connection"]
 
@@ -231,8 +229,6 @@ class Connection:
 
     async def _open(self, stack: AsyncExitStack) -> ClientSession:
         """Start the transport and the session, and do the MCP handshake."""
-        from .client import StdioServer
-
         _warm_up()
         server = self.server
         if isinstance(server, StdioServer):

@@ -18,10 +18,8 @@ kernel's loop, `agent.run()` on a private loop and scripts alike.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from ..core.errors import AdkError
@@ -29,135 +27,18 @@ from ..tools.base import Tool, Toolset
 from ..tools.schema_check import JsonSchemaCheck
 from . import _loop
 from .results import response_data
+from .servers import NOT_IN_NAMES, HttpServer, StdioServer
 
 if TYPE_CHECKING:
     from ..core.context import ReadonlyContext, ToolContext
     from ..tools.responses import FunctionResponseData
     from ._connection import Connection
 
-__all__ = ["HttpServer", "McpTool", "McpToolset", "StdioServer"]
+__all__ = ["McpTool", "McpToolset"]
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
-_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_-]")
-HIDDEN = "***"
-
-
-class _Secrets:
-    """Values a server spec must never show: env and header values, and any the user names."""
-
-    def __init__(self, values: Iterable[str]) -> None:
-        # Longest first, so a secret that contains another is hidden whole; very short values
-        # ("1", "on") would only garble text, and are not credentials.
-        self._values = sorted({v for v in values if isinstance(v, str) and len(v) >= 4}, key=len, reverse=True)
-
-    def redact(self, text: str) -> str:
-        for value in self._values:
-            text = text.replace(value, HIDDEN)
-        return text
-
-
-class StdioServer:
-    """A local MCP server the toolset starts as a child process, speaking over its stdin/stdout.
-
-    Args:
-        command: The program, e.g. "mcp-server-time", "npx" or "uvx". A bare name is looked up
-            on PATH, then beside this Python (a server pip-installed into the kernel's
-            environment, whose bin/ a notebook's PATH often lacks).
-        args: Its arguments.
-        env: Environment variables for it, over the SDK's safe defaults (PATH, HOME, ...); the
-            server sees nothing else of ours. Values are never shown.
-        cwd: The folder it runs in.
-        secrets: More values never to show, e.g. a token passed in `args`.
-    """
-
-    def __init__(self, command: str, args: Iterable[str] = (), env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, *, secrets: Iterable[str] = ()) -> None:
-        if not isinstance(command, str) or not command.strip():
-            raise AdkError.config(f"StdioServer needs a command, e.g. StdioServer('mcp-server-time'), got {command!r}.",
-                                  code="invalid_mcp_server")
-        if isinstance(args, str):
-            raise AdkError.config("StdioServer args must be a list of strings, e.g. ['--local-timezone', 'UTC'].",
-                                  code="invalid_mcp_server")
-        self.command = command
-        self.args = tuple(_strings(args, "StdioServer args"))
-        self.env = {str(k): v for k, v in _string_map(env, "StdioServer env").items()}
-        self.cwd = os.fspath(cwd) if cwd is not None else None
-        self._secrets = _Secrets([*self.env.values(), *secrets])
-
-    @property
-    def label(self) -> str:
-        """The command line, secrets hidden: what messages and `%adk mcp` show."""
-        return self.redact(" ".join([self.command, *(_quoted(a) for a in self.args)]))
-
-    @property
-    def default_name(self) -> str:
-        return _NOT_IN_NAMES.sub("_", Path(self.command).stem) or "mcp"
-
-    def redact(self, text: str) -> str:
-        return self._secrets.redact(text)
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.command, self.args, sorted(self.env.items()), self.cwd, self._secrets._values)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StdioServer) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash((self.command, self.args, self.cwd))
-
-    def __repr__(self) -> str:
-        parts = [repr(self.redact(self.command)), repr([self.redact(a) for a in self.args])]
-        if self.env:
-            parts.append(f"env={ {k: HIDDEN for k in self.env} !r}")
-        if self.cwd is not None:
-            parts.append(f"cwd={self.redact(self.cwd)!r}")
-        return f"StdioServer({', '.join(parts)})"
-
-
-class HttpServer:
-    """A running MCP server reached over streamable HTTP (the SDK's default path is /mcp).
-
-    Args:
-        url: Its endpoint, e.g. "http://127.0.0.1:8000/mcp".
-        headers: HTTP headers for every request, e.g. {"Authorization": "Bearer ..."}; values
-            are never shown.
-        secrets: More values never to show, e.g. a token in the URL.
-    """
-
-    def __init__(self, url: str, headers: Mapping[str, str] | None = None, *, secrets: Iterable[str] = ()) -> None:
-        if not isinstance(url, str) or not re.match(r"https?://", url):
-            raise AdkError.config(f"HttpServer needs an http:// or https:// URL, e.g. 'http://127.0.0.1:8000/mcp', "
-                                  f"got {url!r}.", code="invalid_mcp_server")
-        self.url = url
-        self.headers = _string_map(headers, "HttpServer headers")
-        self._secrets = _Secrets([*self.headers.values(), *secrets, *_userinfo(url)])
-
-    @property
-    def label(self) -> str:
-        return self.redact(self.url)
-
-    @property
-    def default_name(self) -> str:
-        host = re.sub(r"^https?://(?:[^@/]*@)?", "", self.url).split("/")[0].split(":")[0]
-        return _NOT_IN_NAMES.sub("_", host) or "mcp"
-
-    def redact(self, text: str) -> str:
-        return self._secrets.redact(text)
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.url, sorted(self.headers.items()), self._secrets._values)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HttpServer) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self.url)
-
-    def __repr__(self) -> str:
-        headers = f", headers={ {k: HIDDEN for k in self.headers} !r}" if self.headers else ""
-        return f"HttpServer({self.label!r}{headers})"
 
 
 class _Link:
@@ -341,32 +222,7 @@ class McpTool(Tool):
 
 def _tool_name(name: str) -> str:
     """MCP allows names providers refuse (dots, slashes, 128 characters): make it one they accept."""
-    safe = _NOT_IN_NAMES.sub("_", name)
+    safe = NOT_IN_NAMES.sub("_", name)
     if not safe or not (safe[0].isalpha() or safe[0] == "_"):
         safe = "_" + safe
     return safe[:64]
-
-
-def _strings(values: Iterable[Any], what: str) -> list[str]:
-    out = list(values)
-    if not all(isinstance(v, str) for v in out):
-        raise AdkError.config(f"{what} must all be strings, got {[type(v).__name__ for v in out]}.",
-                              code="invalid_mcp_server")
-    return out
-
-
-def _string_map(values: Mapping[str, str] | None, what: str) -> dict[str, str]:
-    out = dict(values or {})
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in out.items()):
-        raise AdkError.config(f"{what} must map names to strings (keys: {list(out)}).", code="invalid_mcp_server")
-    return out
-
-
-def _userinfo(url: str) -> list[str]:
-    """user:password@ in a URL is a secret too."""
-    found = re.match(r"https?://([^@/]+)@", url)
-    return found.group(1).split(":", 1) if found else []
-
-
-def _quoted(arg: str) -> str:
-    return arg if arg and not re.search(r"\s", arg) else repr(arg)

@@ -11,7 +11,7 @@ from ..core.content import Content
 from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
 
-__all__ = ["GenerateContentConfig", "Llm", "LlmRequest", "LlmResponse", "Usage"]
+__all__ = ["GenerateContentConfig", "Llm", "LlmRequest", "LlmResponse"]
 
 
 @dataclass(slots=True)

@@ -228,19 +228,8 @@ def providers() -> list[ProviderStatus]:
 
 
 def _build(module: str, cls: str, *args: Any, **kwargs: Any) -> Llm:
-    qualified = f"adk_notebook.models.{module}"
-    try:
-        mod = importlib.import_module(qualified)
-    except ModuleNotFoundError as exc:
-        if exc.name != qualified:
-            raise
-        raise AdkError.config(
-            f"The {module!r} provider is not part of this version of adk-notebook. Pass a model object instead "
-            "(ScriptedModel or FunctionModel work offline).",
-            code="provider_unavailable",
-            category="unsupported",
-        ) from None
-    return getattr(mod, cls)(*args, **kwargs)
+    """A provider model, its module imported only now (`import adk_notebook` stays light)."""
+    return getattr(importlib.import_module(f".{module}", __package__), cls)(*args, **kwargs)
 
 
 def _unknown(text: str) -> AdkError:

@@ -18,7 +18,8 @@ within ~0.3 s when a tool blocks the loop itself (`time.sleep` inside `async def
 
 Where an await cannot go (autoawait off, a `%chat` inside a `def`, `run_cell_magic` called
 directly) the magic runs the same coroutine on a private loop in a worker thread
-(`run_chat_blocking`); events reach the view on the calling thread through a queue, and SIGINT
+(`run_chat_blocking`); events reach the view on the calling thread through a queue (between
+two events the view is polled, so a tool's card shows while the tool runs), and SIGINT
 still cancels the run (a second one stops waiting for a run whose loop a tool blocks). The Stop
 button needs the kernel loop, so it only acts on the first path.
 
@@ -64,7 +65,6 @@ __all__ = [
     "install",
     "run_chat",
     "run_chat_blocking",
-    "sigint_cancels",
     "uninstall",
 ]
 
@@ -76,6 +76,7 @@ class View(Protocol):
 
     def show(self) -> None: ...
     def handle(self, event: Event) -> None: ...
+    def poll(self) -> None: ...
     def finish(self, *, result: Any = None, error: BaseException | None = None, cancelled: bool = False) -> None: ...
     def on_stop(self, callback: Callable[[], None]) -> None: ...
 
@@ -300,6 +301,7 @@ def run_chat_blocking(plan: ChatPlan, view_factory: ViewFactory) -> ChatResult |
                 try:
                     item = events.get(timeout=0.1)  # a timeout, so signal handlers run promptly
                 except queue.Empty:
+                    view.poll()  # no loop runs here to flush a pending delta: a running tool's card shows now
                     continue
                 if item is _DONE:
                     break

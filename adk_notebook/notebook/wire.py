@@ -6,26 +6,24 @@ next user message appended. A provider model's body builder needs no key (the ke
 needed to send), so a model string whose key is not set still shows its provider's body, and
 each other provider's body comes from a model made with a provider that has no key. A model
 that cannot be built here (an extra not installed) does not stop the request from being shown;
-it stands in by its name. Each provider module that exists in this version adds its own body;
-one that is missing is skipped.
+it stands in by its name.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from typing import Any
 
 from ..agents.llm_agent import LlmAgent
 from ..core.content import Content
-from ..core.context import InvocationContext, ReadonlyContext
+from ..core.context import InvocationContext
 from ..core.errors import AdkError
 from ..core.events import Event
+from ..core.session import Session
 from ..models.base import LlmRequest
 from ..models.registry import AUTO_DEFAULTS, model_id, resolve_model
-from ..runner import RunConfig
-from ..sessions.base import BaseSessionService, Session
 from .display import model_label
 
 __all__ = ["next_request", "request_json", "wire_bodies"]
@@ -38,25 +36,18 @@ class _NamedModel:
         self.name = name
 
 
-async def next_request(agent: LlmAgent, service: BaseSessionService, found: Session | None, user: str, session_id: str,
+async def next_request(agent: LlmAgent, found: Session | None, user: str, session_id: str,
                        message: str) -> tuple[LlmRequest, Any]:
     """The request `agent` would build now, with `message` as the next user message (nothing is stored)."""
     session = Session(session_id, agent.name, user, state=dict(found.state) if found else {},
                       events=list(found.events) if found else [])
-    ctx = InvocationContext(agent=agent, session=session, session_service=service, user_content=Content.user(message),
-                            run_config=RunConfig(), app_name=agent.name)
+    ctx = InvocationContext(session=session, agent_name=agent.name, user_content=Content.user(message))
     session.events.append(Event("user", ctx.user_content, ctx.invocation_id))
     try:
         model: Any = agent.resolve_model()
     except (AdkError, ImportError):  # the request can be shown without the model
         model = _unsent_model(agent.model)
-    tools = await agent.resolve_tools(ReadonlyContext(ctx))
-    declarations = [t.declaration() for t in tools.values()]
-    build = getattr(agent, "_request", None)
-    if build is not None:
-        return await build(ctx, model, declarations), model
-    system = await agent._system_instruction(ctx)  # type: ignore[attr-defined]  # an older LlmAgent
-    return LlmRequest(model.name, agent._contents(ctx), system, declarations), model
+    return await agent.build_request(ctx, model_name=model.name), model
 
 
 def _unsent_model(model: Any) -> Any:
@@ -74,15 +65,11 @@ def request_json(request: LlmRequest) -> dict[str, Any]:
         "system_instruction": request.system_instruction,
         "contents": [c.to_dict() for c in request.contents],
         "tools": [{"name": d.name, "description": d.description, "parameters": d.parameters} for d in request.tools],
-        "config": {k: v for k, v in _config_dict(request.config).items() if v is not None},
+        "config": {k: v for k, v in asdict(request.config).items() if v is not None},
     }
 
 
-def _config_dict(config: Any) -> dict[str, Any]:
-    return asdict(config) if is_dataclass(config) else {}
-
-
-# -- provider wire formats (optional: each provider module that exists adds its own) ----------
+# -- provider wire formats --------------------------------------------------------------------
 _PROVIDERS = {
     # key: (module, model class, provider class, label)
     "openai": (".models.openai", "OpenAIModel", "OpenAIProvider", "OpenAI Chat Completions body (POST /chat/completions)"),
@@ -92,13 +79,11 @@ _PROVIDERS = {
 
 
 def _body_of(model: Any, request: LlmRequest) -> dict[str, Any] | None:
-    """A provider model's JSON body for `request` (`build_body` / `request_body`), else None."""
-    build = getattr(model, "build_body", None) or getattr(model, "request_body", None)
+    """A provider model's JSON body for `request`; None for a model without one (offline, local)."""
+    build = getattr(model, "build_body", None)
     if build is None or isinstance(model, _NamedModel):
         return None
-    if "stream" in inspect.signature(build).parameters:
-        return build(request, stream=True)  # runs stream by default
-    return build(request)
+    return build(request, stream=True)  # runs stream by default
 
 
 def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) -> list[tuple[str, Any]]:
@@ -110,11 +95,8 @@ def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) ->
     bodies: list[tuple[str, Any]] = []
     for key in keys:
         module_name, class_name, provider_name, label = _PROVIDERS[key]
-        try:
-            cls = getattr(importlib.import_module(module_name, "adk_notebook"), class_name)
-            provider_cls = getattr(importlib.import_module(".models.providers", "adk_notebook"), provider_name)
-        except (ImportError, AttributeError):
-            continue  # that provider is not part of this version
+        cls = getattr(importlib.import_module(module_name, "adk_notebook"), class_name)
+        provider_cls = getattr(importlib.import_module(".models.providers", "adk_notebook"), provider_name)
         try:
             default = inspect.signature(cls).parameters["model"].default
             name = default if isinstance(default, str) else AUTO_DEFAULTS.get(key, request.model)

@@ -116,7 +116,7 @@ class Workspace:
                 if isinstance(obj, Tool):
                     t = obj
                     if name is not None:
-                        from ..tools.base import check_tool_name
+                        from ..tools.names import check_tool_name
 
                         t.name = check_tool_name(name)
                     t.is_read_only = t.is_read_only or read_only
@@ -169,7 +169,6 @@ class Workspace:
         """Make an LlmAgent from a cell's options (names of notebook objects) and bind it to `name`."""
         if not name.isidentifier():
             raise UsageError(f"%%agent: the agent name {name!r} must be a Python identifier, e.g. weather_bot.")
-        accepted = inspect.signature(LlmAgent).parameters
         kwargs: dict[str, Any] = {
             "name": name,
             "instruction": instruction,
@@ -188,10 +187,8 @@ class Workspace:
         if include_contents is not None:
             kwargs["include_contents"] = include_contents
         if strategy is not None:
-            _require(accepted, "tool_execution_strategy", "--strategy")
-            kwargs["tool_execution_strategy"] = _strategy(strategy)
+            kwargs["tool_execution_strategy"] = strategy
         if output_schema is not None:
-            _require(accepted, "output_schema", "--output-schema")
             kwargs["output_schema"] = self._output_schema(output_schema)
         try:
             agent = LlmAgent(**kwargs)
@@ -369,7 +366,7 @@ class Workspace:
             raise UsageError(f"%adk request {name}: only an LlmAgent sends model requests.")
         pending = message if message is not None else "<your next message>"
         try:
-            request, model = run_sync(next_request(agent, self.session_service, found, user, session_id, pending))
+            request, model = run_sync(next_request(agent, found, user, session_id, pending))
         except AdkError as exc:
             raise UsageError(f"%adk request {name}: {_message(exc)}") from None
         return tables.request_view(agent.name, request, model, session_id=session_id, user=user,
@@ -413,19 +410,6 @@ def _message(exc: BaseException) -> str:
 def _holding(held: Any) -> str:
     """What a variable named in an option holds, for an error that says why it will not do."""
     return "no variable of that name" if held is None else f"it holds a {type(held).__name__}"
-
-
-def _require(accepted: Any, parameter: str, option: str) -> None:
-    if parameter not in accepted:
-        raise UsageError(f"%%agent {option}: this version of LlmAgent has no {parameter} parameter yet.")
-
-
-def _strategy(value: str) -> Any:
-    try:
-        from ..agents.dispatch import ToolExecutionStrategy
-    except ImportError:
-        return value
-    return ToolExecutionStrategy(value)
 
 
 def _line_of(obj: Any) -> int:

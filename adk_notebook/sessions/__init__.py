@@ -1,6 +1,7 @@
 """Session services: where conversations and their state are kept."""
 
-from .base import BaseSessionService, Session
+from ..core.session import Session
+from .base import BaseSessionService
 from .in_memory import InMemorySessionService
 from .sqlite import SqliteSessionService
 

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.content import Content, make_sendable
+from ..core.content import make_sendable
 from ..core.errors import AdkError
 from ..core.events import Event
+from ..core.session import Session
 from ..core.state import TEMP_PREFIX, split_delta, storable
 
 __all__ = [
     "BaseSessionService",
-    "Session",
     "mark_run_live",
     "run_marker",
     "run_is_live",
@@ -80,21 +78,6 @@ def run_is_live(run_id: str) -> bool:
     if task is None or not task.done():
         return True
     return not task.cancelled() and task.exception() is None
-
-
-@dataclass(slots=True, eq=False)
-class Session:
-    """A conversation: its events in order and its state (app, user and session scopes merged)."""
-
-    id: str
-    app_name: str
-    user_id: str
-    state: dict[str, Any] = field(default_factory=dict)
-    events: list[Event] = field(default_factory=list)
-    last_update_time: float = field(default_factory=time.time)
-
-    def conversation_history(self) -> list[Content]:
-        return [e.content for e in self.events if e.content is not None]
 
 
 def session_not_found(app_name: str, user_id: str, session_id: str) -> AdkError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,28 +13,12 @@ from ..core.errors import AdkError
 if TYPE_CHECKING:
     from ..core.context import ReadonlyContext, ToolContext
 
-__all__ = ["LONG_RUNNING_NOTE", "FunctionDeclaration", "Tool", "Toolset", "check_timeout", "check_tool_name"]
+__all__ = ["LONG_RUNNING_NOTE", "FunctionDeclaration", "Tool", "Toolset", "check_timeout"]
 
 LONG_RUNNING_NOTE = (
     "NOTE: This is a long-running operation. Do not call this tool again if it has already returned "
     "some intermediate or pending status."
 )
-
-# The names every provider accepts (OpenAI and Anthropic allow no dots; Gemini allows more).
-_VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
-
-
-def check_tool_name(name: str) -> str:
-    """Provider APIs accept only short identifier-like names; say so before a request fails."""
-    if not isinstance(name, str) or not _VALID_NAME.fullmatch(name):
-        raise AdkError.config(
-            f"Tool name {name!r} is not accepted by model providers: it must start with a letter or underscore "
-            "and contain only letters, digits, '_' or '-', at most 64 characters (e.g. 'get_weather'); "
-            "pass name=... to choose another.",
-            code="invalid_tool_name",
-        )
-    return name
-
 
 def check_timeout(seconds: float | None, what: str) -> float | None:
     """A time limit in seconds (None: no limit); anything else is a clear error at definition time."""

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, overload
 
 from ..core.errors import AdkError
-from .base import Tool, check_timeout, check_tool_name
+from .base import Tool, check_timeout
+from .names import check_tool_name
 from .threads import run_in_thread
 
 if TYPE_CHECKING:

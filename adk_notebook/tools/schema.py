@@ -24,11 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, Validation
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
+from ..core.context import ToolContext
 from ..core.error_codes import ErrorCode
 from ..core.errors import AdkError
-from .base import check_tool_name
 from .dialects import drop_titles, gemini_schema, inline_refs
 from .docstrings import parse_docstring
+from .names import check_tool_name
 from .schema_check import JsonSchemaCheck
 
 __all__ = [
@@ -176,15 +177,8 @@ def model_json_schema(model: type[BaseModel] | dict[str, Any]) -> dict[str, Any]
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     """Resolved annotations; `ToolContext` resolves even when imported under TYPE_CHECKING."""
-    localns: dict[str, Any] = {}
     try:
-        from adk_notebook.core.context import ToolContext
-
-        localns["ToolContext"] = ToolContext
-    except ImportError:  # the core package is optional while the tools package is built
-        pass
-    try:
-        return typing.get_type_hints(fn, localns=localns, include_extras=True)
+        return typing.get_type_hints(fn, localns={"ToolContext": ToolContext}, include_extras=True)
     except NameError as exc:
         raise TypeError(f"cannot resolve the type hints of {fn.__qualname__}: {exc}") from exc
 

@@ -13,21 +13,15 @@ The seed's builder spelling works as well as the keywords:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Self
 
 from ..core.content import Content
 from ..core.context import COMPLETED, InvocationContext, ToolContext
 from ..core.events import ToolProgress, new_id
+from ..core.run_config import RunConfig
+from ..core.session import Session
 
 __all__ = ["SimpleToolContext"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Caller:
-    """Stands in for the agent: a context only ever reads its name."""
-
-    name: str
 
 
 class SimpleToolContext(ToolContext):
@@ -58,17 +52,11 @@ class SimpleToolContext(ToolContext):
         user_id: str = "anonymous",
         state: dict[str, Any] | None = None,
     ) -> None:
-        from ..runner import RunConfig  # the runner sits above tools; import it only when used
-        from ..sessions.base import Session
-        from ..sessions.in_memory import InMemorySessionService
-
         invocation = InvocationContext(
-            agent=_Caller(caller),  # type: ignore[arg-type]
             session=Session(session_id, caller, user_id, state={} if state is None else state),
-            session_service=InMemorySessionService(),
+            agent_name=caller,
             user_content=Content("user", []),
             run_config=RunConfig(streaming=False),
-            app_name=caller,
         )
         super().__init__(invocation, function_call_id or "adk-" + new_id(), tool_name)
         self.caller = caller

@@ -28,8 +28,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import AdkError
-from .base import Tool, Toolset, check_tool_name
+from .base import Tool, Toolset
 from .function import FunctionTool
+from .names import check_tool_name
 
 if TYPE_CHECKING:
     from ..core.context import ReadonlyContext, ToolContext
