@@ -45,7 +45,6 @@ import math
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +54,8 @@ from .base import Tool, check_timeout, check_tool_name
 from .responses import MAX_INLINE_DATA_BYTES, FunctionResponseData
 
 if TYPE_CHECKING:
+    import tempfile
+
     from ..core.context import ToolContext
 
 __all__ = ["FILE_SIZE_LIMIT", "PythonCodeExecutor"]
@@ -128,6 +129,8 @@ class PythonCodeExecutor(Tool):
         self.max_output = _positive_int(max_output, "max_output (bytes)")
         self._temporary: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:  # removed when the executor is
+            import tempfile  # with shutil and random: only for an executor that makes its own folder
+
             self._temporary = tempfile.TemporaryDirectory(prefix="adk-run-python-")
             workdir = self._temporary.name
         self.workdir = Path(workdir).resolve()

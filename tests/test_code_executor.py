@@ -1,0 +1,465 @@
+"""PythonCodeExecutor: the model's code in a real child process, its output, figures and limits.
+
+Through the public API: an LlmAgent whose ScriptedModel calls `run_python`, run by agent.run or
+a Runner over a real SQLite session store; and the tool called directly for each limit. Every
+child is a real `python` process; what a test checks is what the model (or the user) would read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from adk_notebook import (
+    AdkError,
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    LlmAgent,
+    PythonCodeExecutor,
+    Runner,
+    ScriptedModel,
+    SimpleToolContext,
+    SqliteSessionService,
+)
+from adk_notebook.notebook.transcript import transcript_html
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+async def run_code(
+    executor: PythonCodeExecutor, code: str
+) -> tuple[dict[str, Any], list[bytes]]:
+    """What the model receives for one call: the JSON object, and the bytes of its image parts."""
+    data = await executor.execute(SimpleToolContext(), {"code": code})
+    images = [
+        p.inline_data.data
+        for p in data.parts
+        if p.inline_data is not None and p.inline_data.mime_type == "image/png"
+    ]
+    return data.response, images
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(PNG_MAGIC)
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk comes first
+    return width, height
+
+
+def gone(pid: int) -> bool:
+    """No such process any more (a zombie left for init to reap counts as gone: it runs nothing)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def wait_until_gone(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+# -- through an agent ------------------------------------------------------------------------
+def test_an_agent_runs_code_and_the_model_reads_its_output(tmp_path: Path) -> None:
+    executor = PythonCodeExecutor(timeout=20, workdir=tmp_path)
+    code = "import sys\nprint(sum(range(10)))\nprint('careful', file=sys.stderr)"
+    model = ScriptedModel(
+        [FunctionCall("run_python", {"code": code}), "The sum is 45."]
+    )
+    result = LlmAgent(name="coder", model=model, tools=[executor]).run(
+        "Add 0..9 in Python"
+    )
+
+    assert result.text == "The sum is 45."
+    [received] = model.requests[1].contents[-1].function_responses()
+    assert received.name == "run_python"
+    assert received.response == {"stdout": "45\n", "stderr": "careful\n", "figures": 0}
+    assert received.parts == []
+
+
+async def test_a_figure_comes_back_as_a_png_part_and_is_stored_with_the_session(
+    tmp_path: Path,
+) -> None:
+    executor = PythonCodeExecutor(timeout=60, workdir=tmp_path / "work")
+    code = (
+        "import matplotlib.pyplot as plt\n"
+        "fig = plt.figure(figsize=(4, 3), dpi=50)\n"
+        "plt.plot([1, 2, 3], [1, 4, 9])\n"
+        "plt.savefig('squares.png')\n"
+        "plt.show()\n"  # under Agg a no-op, and no warning for the model
+        "print(plt.get_backend())\n"
+    )
+    model = ScriptedModel(
+        [FunctionCall("run_python", {"code": code}), "Here is the chart."]
+    )
+    agent = LlmAgent(name="plotter", model=model, tools=[executor])
+    sessions = SqliteSessionService(tmp_path / "sessions.db")
+    runner = Runner(app_name="plots", agent=agent, session_service=sessions)
+    session = await sessions.create(app_name="plots", user_id="u1")
+    events = [
+        e
+        async for e in runner.run(
+            user_id="u1", session_id=session.id, content=Content.user("Plot squares")
+        )
+    ]
+
+    [received] = model.requests[1].contents[-1].function_responses()
+    assert received.response == {
+        "stdout": "Agg\n",
+        "stderr": "",
+        "figures": 1,
+        "files": ["squares.png"],
+    }
+    [part] = received.parts
+    assert part.inline_data is not None and part.inline_data.mime_type == "image/png"
+    assert png_size(part.inline_data.data) == (200, 150), (
+        "the open figure, drawn as it was made"
+    )
+    assert (tmp_path / "work" / "squares.png").read_bytes().startswith(PNG_MAGIC)
+
+    stored = await sessions.get(app_name="plots", user_id="u1", session_id=session.id)
+    assert stored is not None
+    [kept] = [r for e in stored.events for r in e.function_responses()]
+    assert kept.parts == received.parts, (
+        "the image is stored with the session, byte for byte"
+    )
+
+    html = transcript_html(events, agent_name="plotter")
+    assert "run_python" in html and "data:image/png;base64," in html, (
+        "a normal tool card with the figure inline"
+    )
+
+
+def test_bad_code_is_a_result_the_model_reads_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    executor = PythonCodeExecutor(timeout=20, workdir=tmp_path)
+    model = ScriptedModel(
+        [
+            FunctionCall("run_python", {"code": "print('before')\nrows = []\nrows[3]"}),
+            FunctionCall("run_python", {"code": "def f(:\n    pass"}),
+            FunctionCall("run_python", {}),
+            "I made mistakes.",
+        ]
+    )
+    result = LlmAgent(name="coder", model=model, tools=[executor]).run("Go")
+
+    assert result.text == "I made mistakes."
+    index_error, syntax_error, no_code = (r.response for r in _responses(result.events))
+    assert index_error["stdout"] == "before\n"
+    assert index_error["error"].startswith("Traceback (most recent call last):\n")
+    assert 'File "<code>", line 3, in <module>' in index_error["error"]
+    assert index_error["error"].endswith("IndexError: list index out of range")
+    assert "code_runner" not in index_error["error"], "only the code's own frames"
+    assert (
+        syntax_error["error"].endswith("SyntaxError: invalid syntax")
+        and "line 1" in syntax_error["error"]
+    )
+    assert no_code["code"] == "invalid_arguments" and "code" in no_code["error"]
+
+
+def _responses(events: list[Any]) -> list[FunctionResponse]:
+    return [r for e in events for r in e.function_responses()]
+
+
+# -- the limits ------------------------------------------------------------------------------
+async def test_a_runaway_loop_is_stopped_at_the_time_limit_and_its_process_is_gone(
+    tmp_path: Path,
+) -> None:
+    executor = PythonCodeExecutor(timeout=1.5, workdir=tmp_path)
+    started = time.monotonic()
+    response, _ = await run_code(
+        executor, "import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass"
+    )
+    elapsed = time.monotonic() - started
+
+    assert "time limit of 1.5 s" in response["error"] and "stopped" in response["error"]
+    assert elapsed < 10
+    pid = int(
+        response["stdout"].split()[0]
+    )  # what it printed before it was stopped is kept
+    assert wait_until_gone(pid)
+
+
+async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    # A fork through ctypes is native code the guard cannot see: the process group still catches it.
+    code = (
+        "import ctypes, os, time\n"
+        "libc = ctypes.CDLL(None)\n"
+        "child = libc.fork()\n"
+        "if child == 0:\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(os.getpid(), child, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    response, _ = await run_code(PythonCodeExecutor(timeout=2, workdir=tmp_path), code)
+    parent, child = (int(n) for n in response["stdout"].split())
+    assert child > 0 and "time limit" in response["error"]
+    assert wait_until_gone(parent) and wait_until_gone(child)
+
+
+async def test_a_cancelled_call_leaves_no_process_behind(tmp_path: Path) -> None:
+    executor = PythonCodeExecutor(timeout=60, workdir=tmp_path)
+    code = (
+        "import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\ntime.sleep(60)"
+    )
+    call = asyncio.create_task(executor.execute(SimpleToolContext(), {"code": code}))
+    pid_file = tmp_path / "pid.txt"
+    for _ in range(400):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        await asyncio.sleep(0.05)
+    pid = int(pid_file.read_text())
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert wait_until_gone(pid)
+
+
+async def test_a_memory_hog_gets_memory_error_naming_the_limit(tmp_path: Path) -> None:
+    executor = PythonCodeExecutor(timeout=20, memory_limit=200, workdir=tmp_path)
+    at_once, _ = await run_code(executor, "data = bytearray(400 * 2**20)")
+    growing, _ = await run_code(
+        executor, "chunks = []\nwhile True:\n    chunks.append(bytearray(2**20))"
+    )
+    fine, _ = await run_code(executor, "data = bytearray(50 * 2**20)\nprint(len(data))")
+
+    for response in (at_once, growing):
+        assert (
+            "MemoryError" in response["error"]
+            and "at most 200 MiB" in response["error"]
+        )
+    assert fine == {"stdout": f"{50 * 2**20}\n", "stderr": "", "figures": 0}, (
+        "the limit is the one given"
+    )
+
+
+async def test_output_past_the_limit_is_cut_in_the_middle_with_a_marker(
+    tmp_path: Path,
+) -> None:
+    executor = PythonCodeExecutor(timeout=20, workdir=tmp_path, max_output=1_000)
+    response, _ = await run_code(executor, "for i in range(100_000):\n    print(i)")
+    stdout = response["stdout"]
+    total = sum(len(f"{i}\n") for i in range(100_000))
+    assert stdout.startswith("0\n1\n2\n") and stdout.endswith("99998\n99999\n")
+    assert f"[… {total - 1_000:,} bytes of output cut …]" in stdout
+    assert len(stdout) < 1_100
+
+
+async def test_no_file_is_written_outside_the_working_folder(tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    before = sorted(p.name for p in outside.iterdir())
+    attempts = {
+        "open": "open(OUT + '/new.txt', 'w')",
+        "append": "open(OUT + '/keep.txt', 'a').write('x')",
+        "os.open": "os.open(OUT + '/new.txt', os.O_WRONLY | os.O_CREAT)",
+        "relative": "open('../outside/new.txt', 'w')",
+        "remove": "os.remove(OUT + '/keep.txt')",
+        "rename": "os.rename(OUT + '/keep.txt', 'stolen.txt')",
+        "mkdir": "os.mkdir(OUT + '/d')",
+        "chmod": "os.chmod(OUT + '/keep.txt', 0o777)",
+        "hard link": "os.link(OUT + '/keep.txt', 'linked.txt')",
+        "through a symlink": "os.symlink(OUT, 'door'); open('door/new.txt', 'w')",
+        "shutil.copy": "import shutil; shutil.copy('inside.txt', OUT)",
+        "sqlite3": "import sqlite3; sqlite3.connect(OUT + '/db.sqlite').execute('create table t (x)')",
+        "subprocess": "import subprocess; subprocess.run(['touch', OUT + '/new.txt'])",
+        "os.system": "os.system('touch ' + OUT + '/new.txt')",
+        "fork": "os.fork()",
+    }
+    code = "\n".join(
+        [
+            "import os",
+            f"OUT = {str(outside)!r}",
+            "open('inside.txt', 'w').write('mine')",
+            "open(os.path.expanduser('~/at_home.txt'), 'w').write('home is the folder')",
+            "import tempfile; tempfile.NamedTemporaryFile(delete=False).write(b'tmp is inside too')",
+            *(
+                f"try:\n    {attempt}\n    print({name!r}, 'ALLOWED')\n"
+                f"except PermissionError as exc:\n    print({name!r}, 'refused:', exc.strerror)"
+                for name, attempt in attempts.items()
+            ),
+        ]
+    )
+    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=work), code)
+
+    assert "error" not in response, response
+    assert response["stdout"].count("refused:") == len(attempts), response["stdout"]
+    assert "ALLOWED" not in response["stdout"]
+    assert (
+        "only write inside its working folder" in response["stdout"]
+        and "may not start processes" in response["stdout"]
+    )
+    assert sorted(p.name for p in outside.iterdir()) == before
+    assert (outside / "keep.txt").read_text() == "precious"
+    assert oct((outside / "keep.txt").stat().st_mode & 0o777) != oct(0o777)
+    assert (work / "inside.txt").read_text() == "mine" and (
+        work / "at_home.txt"
+    ).exists()
+    assert response["files"] == ["at_home.txt", "inside.txt"], (
+        "the files it wrote, hidden folders left out"
+    )
+    assert any((work / ".tmp").iterdir()), "TMPDIR is inside the folder"
+
+
+async def test_api_keys_never_reach_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-codeexec-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("GOOGLE_API_KEY", secret)
+    code = (
+        "import json, os\n"
+        "print(json.dumps(sorted(os.environ)))\n"
+        "try:\n"
+        "    print(open(f'/proc/{os.getppid()}/environ').read())\n"
+        "except PermissionError as exc:\n"
+        "    print('refused:', exc.strerror)\n"
+        "print(len(open('/proc/self/environ').read()) > 0)\n"  # its own environment it may read
+    )
+    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    names, refusal, own = response["stdout"].splitlines()
+    assert json.loads(names) == [
+        "HOME",
+        "LANG",
+        "MPLBACKEND",
+        "MPLCONFIGDIR",
+        "PATH",
+        "TMPDIR",
+        "XDG_CACHE_HOME",
+    ]
+    assert (
+        refusal
+        == "refused: code run by run_python may not read another process's environment or memory"
+    )
+    assert own == "True"
+    assert secret not in repr(response)
+
+
+async def test_the_code_cannot_signal_other_processes(tmp_path: Path) -> None:
+    bystander = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time; time.sleep(60)"
+    )
+    try:
+        code = f"import os, signal\nos.kill({bystander.pid}, signal.SIGKILL)"
+        response, _ = await run_code(
+            PythonCodeExecutor(timeout=20, workdir=tmp_path), code
+        )
+        assert response["error"].endswith("may not signal other processes (os.kill)")
+        assert not gone(bystander.pid), "still running"
+    finally:
+        bystander.kill()
+        await bystander.wait()
+
+
+async def test_files_persist_between_calls_and_variables_do_not(tmp_path: Path) -> None:
+    executor = PythonCodeExecutor(timeout=20, workdir=tmp_path)
+    first, _ = await run_code(
+        executor,
+        "x = 41\nopen('data.csv', 'w').write('a,b\\n1,2\\n')\n"
+        "open('helpers.py', 'w').write('def double(n):\\n    return 2 * n\\n')",
+    )
+    second, _ = await run_code(
+        executor,
+        "import helpers\nprint(open('data.csv').read().split()[1], helpers.double(21))\nx",
+    )
+    assert first["files"] == ["data.csv", "helpers.py"]
+    assert second["stdout"] == "1,2 42\n"
+    assert second["error"].endswith("NameError: name 'x' is not defined")
+
+
+async def test_a_default_executor_has_a_folder_of_its_own(tmp_path: Path) -> None:
+    executor = PythonCodeExecutor()
+    folder = executor.workdir
+    response, _ = await run_code(executor, "import os\nprint(os.getcwd())")
+    assert response["stdout"] == f"{folder}\n" and folder.is_dir()
+    del executor
+    import gc
+
+    gc.collect()
+    assert not folder.exists(), "removed with the executor"
+
+
+# -- the tool itself -------------------------------------------------------------------------
+def test_it_is_a_normal_tool_with_a_schema_for_code(tmp_path: Path) -> None:
+    executor = PythonCodeExecutor(10, 256, tmp_path)
+    declaration = executor.declaration()
+    assert declaration.name == "run_python"
+    assert declaration.parameters == {
+        "type": "object",
+        "properties": {
+            "code": {
+                "type": "string",
+                "description": "The Python source to run, as a script.",
+            }
+        },
+        "required": ["code"],
+        "additionalProperties": False,
+    }
+    assert "10 s" in declaration.description and "256 MiB" in declaration.description
+    assert (
+        not executor.is_long_running
+        and executor.timeout is not None
+        and executor.timeout > 10
+    )
+    assert PythonCodeExecutor(workdir=tmp_path, name="python").name == "python"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"timeout": 0}, "timeout must be a number of seconds above 0"),
+        ({"timeout": None}, "a run without a time limit"),
+        (
+            {"memory_limit": -5},
+            "memory_limit (MiB, or None) must be a whole number above 0",
+        ),
+        ({"max_output": 0}, "max_output (bytes) must be a whole number above 0"),
+        ({"name": "run python"}, "is not accepted by model providers"),
+    ],
+)
+def test_bad_settings_are_clear_errors(
+    kwargs: dict[str, Any], says: str, tmp_path: Path
+) -> None:
+    with pytest.raises(AdkError) as caught:
+        PythonCodeExecutor(**{"workdir": tmp_path, **kwargs})
+    assert says in caught.value.message
+
+
+def test_a_workdir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "file.txt"
+    not_a_folder.write_text("x")
+    with pytest.raises(AdkError) as caught:
+        PythonCodeExecutor(workdir=not_a_folder / "sub")
+    assert caught.value.code == "invalid_workdir" and "workdir=" in caught.value.message
+
+
+def test_the_child_is_the_same_interpreter(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            FunctionCall("run_python", {"code": "import sys; print(sys.executable)"}),
+            "ok",
+        ]
+    )
+    result = LlmAgent(
+        name="which", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)]
+    ).run("which python?")
+    [response] = _responses(result.events)
+    assert os.path.realpath(response.response["stdout"].strip()) == os.path.realpath(
+        sys.executable
+    )
