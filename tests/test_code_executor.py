@@ -400,17 +400,20 @@ def test_it_is_a_normal_tool_with_a_schema_for_code(tmp_path: Path) -> None:
     executor = PythonCodeExecutor(10, 256, tmp_path)
     declaration = executor.declaration()
     assert declaration.name == "run_python"
-    assert declaration.parameters == {
-        "type": "object",
-        "properties": {
-            "code": {
-                "type": "string",
-                "description": "The Python source to run, as a script.",
-            }
-        },
-        "required": ["code"],
-        "additionalProperties": False,
-    }
+    schema = declaration.parameters
+    assert (
+        schema is not None
+        and schema["type"] == "object"
+        and schema["required"] == ["code"]
+    )
+    assert (
+        list(schema["properties"]) == ["code"]
+        and schema["properties"]["code"]["type"] == "string"
+    )
+    assert schema["additionalProperties"] is False
+    assert executor.validate_args({"code": "print(1)"}) == {"code": "print(1)"}
+    with pytest.raises(ValueError):
+        executor.validate_args({"code": 1})
     assert "10 s" in declaration.description and "256 MiB" in declaration.description
     assert (
         not executor.is_long_running
@@ -462,4 +465,56 @@ def test_the_child_is_the_same_interpreter(tmp_path: Path) -> None:
     [response] = _responses(result.events)
     assert os.path.realpath(response.response["stdout"].strip()) == os.path.realpath(
         sys.executable
+    )
+
+
+# -- in a real kernel ------------------------------------------------------------------------
+@pytest.mark.notebook
+def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was(
+    tmp_path: Path,
+) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [
+        (
+            "%load_ext adk_notebook\nimport os\nfrom adk_notebook import FunctionCall, PythonCodeExecutor, ScriptedModel\n"
+            "x, kernel_pid = 41, os.getpid()"
+        ),
+        (
+            "run_python = PythonCodeExecutor(timeout=2, memory_limit=200, workdir='scratch')\n"
+            "codes = ['1/0', 'while True: pass', 'hog = bytearray(2**30)', 'import os; os.kill(os.getppid(), 9)']\n"
+            "scripted = ScriptedModel([[FunctionCall('run_python', {'code': c}) for c in codes], 'None of it worked.'])"
+        ),
+        "%%agent coder --model scripted --tools run_python\nYou run code.",
+        "%%chat coder\nTry these.",
+        "print(x + 1, os.getpid() == kernel_pid)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+
+    chat, after = nb.cells[3], nb.cells[4]
+    assert not [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
+    [view] = [
+        o
+        for o in chat.outputs
+        if o.output_type == "display_data" and "text/html" in o.data
+    ]
+    html = view.data["text/html"]
+    assert html.count("run_python") >= 4, "four normal tool cards"
+    for outcome in (
+        "ZeroDivisionError",
+        "time limit of 2 s",
+        "MemoryError",
+        "may not signal other processes",
+    ):
+        assert outcome in html, outcome
+    assert "None of it worked." in html
+    assert after.outputs[0]["text"] == "42 True\n", (
+        "the kernel kept its variables and was never replaced"
     )

@@ -203,7 +203,7 @@ class PythonCodeExecutor(Tool):
     ) -> tuple[bool, int | None]:
         """Run `code` in a child, feeding its streams to the sinks; (timed out, return code)."""
         for folder in (".tmp", ".cache"):
-            (self.workdir / folder).mkdir(exist_ok=True)
+            (self.workdir / folder).mkdir(parents=True, exist_ok=True)
         settings = {
             "memory_bytes": None
             if self.memory_limit is None
@@ -251,7 +251,7 @@ class PythonCodeExecutor(Tool):
         try:
             async with asyncio.timeout(self.code_timeout) as deadline:
                 await asyncio.gather(
-                    _feed(proc.stdin, code.encode("utf-8", "surrogatepass")),
+                    _feed(proc.stdin, code.encode("utf-8", "replace")),
                     *(_drain(stream, sink) for stream, sink in streams),
                 )
                 await proc.wait()
