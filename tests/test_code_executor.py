@@ -90,16 +90,21 @@ def test_an_agent_runs_code_and_the_model_reads_its_output(tmp_path: Path) -> No
     assert received.parts == []
 
 
-async def test_a_figure_comes_back_as_a_png_part_and_is_stored_with_the_session(
+async def test_figures_come_back_as_png_parts_once_each_and_are_stored_with_the_session(
     tmp_path: Path,
 ) -> None:
     executor = PythonCodeExecutor(timeout=60, workdir=tmp_path / "work")
     code = (
         "import matplotlib.pyplot as plt\n"
-        "fig = plt.figure(figsize=(4, 3), dpi=50)\n"
+        "plt.figure(figsize=(4, 3), dpi=50)\n"
         "plt.plot([1, 2, 3], [1, 4, 9])\n"
-        "plt.savefig('squares.png')\n"
+        "plt.savefig('squares.png', dpi=30)\n"  # saved and left open: comes back once, as saved
         "plt.show()\n"  # under Agg a no-op, and no warning for the model
+        "plt.figure(figsize=(2, 2), dpi=50)\n"
+        "plt.bar(['a', 'b'], [3, 5])\n"
+        "plt.figure(figsize=(3, 3), dpi=50)\n"
+        "plt.savefig('closed.png')\n"
+        "plt.close()\n"  # saved and closed: still comes back
         "print(plt.get_backend())\n"
     )
     model = ScriptedModel(
@@ -120,15 +125,20 @@ async def test_a_figure_comes_back_as_a_png_part_and_is_stored_with_the_session(
     assert received.response == {
         "stdout": "Agg\n",
         "stderr": "",
-        "figures": 1,
-        "files": ["squares.png"],
+        "figures": 3,
+        "files": ["closed.png", "squares.png"],
     }
-    [part] = received.parts
-    assert part.inline_data is not None and part.inline_data.mime_type == "image/png"
-    assert png_size(part.inline_data.data) == (200, 150), (
-        "the open figure, drawn as it was made"
+    assert [p.inline_data.mime_type for p in received.parts if p.inline_data] == [
+        "image/png"
+    ] * 3
+    squares, closed, bars = (
+        p.inline_data.data for p in received.parts if p.inline_data
     )
-    assert (tmp_path / "work" / "squares.png").read_bytes().startswith(PNG_MAGIC)
+    assert squares == (tmp_path / "work" / "squares.png").read_bytes(), (
+        "the file as saved"
+    )
+    assert png_size(squares) == (120, 90) and png_size(closed) == (150, 150)
+    assert png_size(bars) == (100, 100), "the open figure, drawn as it was made"
 
     stored = await sessions.get(app_name="plots", user_id="u1", session_id=session.id)
     assert stored is not None

@@ -8,8 +8,8 @@ interpreter, `sys.executable`) in the working folder: variables do not survive f
 to the next, files in the folder do. The model receives a JSON object, `{"stdout", "stderr",
 "figures": n}` plus `"error"` (the traceback of the code's frames, or why it was stopped)
 when it failed, `"files"` (what it wrote in the folder) and `"figure_errors"` when there are
-any, and one PNG image part per matplotlib figure still open when the code ended (a saved
-figure that is closed is only listed in "files"). Bad code, a runaway loop or a memory hog each
+any, and one image part per matplotlib figure, each once: the file `savefig` wrote it to (PNG,
+JPEG, GIF or WEBP), else, if it is still open when the code ends, drawn as PNG. Bad code, a runaway loop or a memory hog each
 come back as such a result; the kernel and its variables are never touched.
 
 What the child gets, and what that does and does not isolate:
@@ -149,7 +149,7 @@ class PythonCodeExecutor(Tool):
         )
         self.description = (
             f"Run Python code in a fresh process and get back its stdout, stderr, the error if it failed, and "
-            f"every matplotlib figure left open, as an image. Each call starts from scratch (no variables survive); "
+            f"every matplotlib figure it saved or left open, as an image. Each call starts from scratch (no variables survive); "
             f"files written in the working folder do. Limits: {limit:g} s, {memory}; the code may only write inside "
             "its working folder and may not start processes."
         )
@@ -179,14 +179,16 @@ class PythonCodeExecutor(Tool):
             response["error"] = payload["error"] + self._memory_hint(payload["error"])
         data = FunctionResponseData(response)
         notes = list(payload["figure_errors"]) if payload else []
-        for figure in payload["figures"] if payload else []:  # base64 PNG
-            if data.inline_bytes + len(figure) * 3 // 4 > MAX_INLINE_DATA_BYTES:
+        for figure in (
+            payload["figures"] if payload else []
+        ):  # {"mime_type", "data": base64}
+            if data.inline_bytes + len(figure["data"]) * 3 // 4 > MAX_INLINE_DATA_BYTES:
                 notes.append(
                     "a figure was left out: the figures together are larger than a response may carry "
                     f"({MAX_INLINE_DATA_BYTES // 2**20} MB); draw fewer or smaller ones."
                 )
                 continue
-            data.with_inline_data("image/png", figure)
+            data.with_inline_data(figure["mime_type"], figure["data"])
         response["figures"] = len(data.parts)
         if notes:
             response["figure_errors"] = notes
@@ -204,10 +206,9 @@ class PythonCodeExecutor(Tool):
         """Run `code` in a child, feeding its streams to the sinks; (timed out, return code)."""
         for folder in (".tmp", ".cache"):
             (self.workdir / folder).mkdir(parents=True, exist_ok=True)
+        memory = self.memory_limit
         settings = {
-            "memory_bytes": None
-            if self.memory_limit is None
-            else self.memory_limit * 2**20,
+            "memory_bytes": None if memory is None else memory * 2**20,
             "file_size_bytes": FILE_SIZE_LIMIT,
             "alarm_seconds": math.ceil(self.code_timeout + RESULT_GRACE) + 1,
         }
@@ -261,20 +262,11 @@ class PythonCodeExecutor(Tool):
                 raise
             timed_out = True
         finally:
+            transport.close()
             if not finished:  # timed out or cancelled: nothing of it may run on
                 _kill_group(proc.pid)
                 await proc.wait()
-                try:  # what is left in the pipes, so that their transports see the end and close
-                    async with asyncio.timeout(1.0):
-                        await asyncio.gather(
-                            *(
-                                _drain(stream, lambda _: None)
-                                for stream, _sink in streams
-                            )
-                        )
-                except TimeoutError:
-                    pass
-            transport.close()
+                await _discard_rest(proc.stdout, proc.stderr)
         return timed_out, proc.returncode
 
     def _environment(self) -> dict[str, str]:
@@ -388,6 +380,19 @@ async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
 async def _drain(stream: asyncio.StreamReader, sink: Callable[[bytes], None]) -> None:
     while chunk := await stream.read(65536):
         sink(chunk)
+
+
+async def _discard_rest(*streams: asyncio.StreamReader) -> None:
+    """Read what is left in a killed child's pipes, so that their transports see the end and close."""
+    try:
+        async with asyncio.timeout(
+            1.0
+        ):  # a process outside the group could hold them open
+            await asyncio.gather(
+                *(_drain(stream, lambda _: None) for stream in streams)
+            )
+    except TimeoutError:
+        pass
 
 
 def _kill_group(pid: int) -> None:

@@ -25,6 +25,7 @@ import resource
 import signal
 import sys
 import traceback
+import types
 import warnings
 from typing import Any
 
@@ -32,6 +33,13 @@ FILENAME = "<code>"
 RESERVE_BYTES = (
     2 << 20
 )  # freed on MemoryError, so that the traceback and the result can still be made
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _PRIVATE_PROC = re.compile(r"/proc/(\d+)(?:/task/\d+)?/(?:environ|mem)")
 _PROCESS_EVENTS = frozenset(
@@ -83,6 +91,9 @@ class Guard:
         self.root = os.path.realpath(root)
         self.pid = os.getpid()
         self.written: set[str] = set()
+        self.saved: dict[
+            str, Any
+        ] = {}  # real path -> the matplotlib figure savefig wrote there
 
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -90,7 +101,11 @@ class Guard:
             if isinstance(path, int):  # os.fdopen of a descriptor already open
                 return
             if flags & _WRITE_FLAGS:
-                self.written.add(self._writable(path, None))
+                real = self._writable(path, None)
+                self.written.add(real)
+                figure = _saving_figure()
+                if figure is not None:
+                    self.saved[real] = figure
             else:
                 self._readable(path)
         elif event in _PATH_EVENTS:
@@ -146,6 +161,21 @@ class Guard:
             if p != self.root and os.path.isfile(p)
         }
         return sorted(n for n in names if not n.startswith("."))
+
+
+def _saving_figure() -> Any:
+    """The figure whose `savefig` is opening a file right now, if any (a frame up the stack)."""
+    frame: types.FrameType | None = sys._getframe(
+        2
+    )  # above the hook: whoever opened the file
+    while frame is not None:
+        owner = (
+            frame.f_locals.get("self") if frame.f_code.co_name == "savefig" else None
+        )
+        if type(owner).__name__ == "Figure":
+            return owner
+        frame = frame.f_back
+    return None
 
 
 def _resolve(path: Any, dir_fd: int | None) -> str:
@@ -216,22 +246,37 @@ def _traceback(error: BaseException) -> str:
     return "".join(lines).rstrip("\n")
 
 
-def figures() -> tuple[list[str], list[str]]:
-    """Every pyplot figure still open, as base64 PNG, and the errors of those that could not be drawn."""
-    pyplot = sys.modules.get("matplotlib.pyplot")
-    if pyplot is None:
-        return [], []
-    pngs: list[str] = []
+def figures(saved: dict[str, Any]) -> tuple[list[dict[str, str]], list[str]]:
+    """Each figure once: the image file the code saved it to, else (still open) drawn as PNG.
+
+    Returns the images ({"mime_type", "data": base64}) and the errors of figures that could not be drawn.
+    """
+    images: list[dict[str, str]] = []
+    shown: set[int] = set()
+    for path, figure in saved.items():
+        mime_type = _IMAGE_TYPES.get(os.path.splitext(path)[1].lower())
+        if mime_type is not None and os.path.isfile(path):
+            with open(path, "rb") as file:
+                images.append({"mime_type": mime_type, "data": _base64(file.read())})
+            shown.add(id(figure))
+    pyplot: Any = sys.modules.get("matplotlib.pyplot")
     errors: list[str] = []
-    for number in pyplot.get_fignums():
+    for number in pyplot.get_fignums() if pyplot is not None else []:
+        figure = pyplot.figure(number)
+        if id(figure) in shown:
+            continue
         buffer = io.BytesIO()
         try:
-            pyplot.figure(number).savefig(buffer, format="png")
+            figure.savefig(buffer, format="png")
         except Exception as exc:  # noqa: BLE001 - reported beside the figures that could be drawn
             errors.append(f"figure {number}: {type(exc).__name__}: {exc}")
             continue
-        pngs.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
-    return pngs, errors
+        images.append({"mime_type": "image/png", "data": _base64(buffer.getvalue())})
+    return images, errors
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def main(argv: list[str]) -> None:
@@ -248,13 +293,13 @@ def main(argv: list[str]) -> None:
     )  # plt.show() under Agg
     sys.addaudithook(guard)
     error = run(code)
-    pngs, figure_errors = figures()
+    images, figure_errors = figures(guard.saved)
     sys.stdout.flush()
     sys.stderr.flush()
     json.dump(
         {
             "error": error,
-            "figures": pngs,
+            "figures": images,
             "figure_errors": figure_errors,
             "files": guard.files(),
         },
