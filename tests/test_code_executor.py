@@ -291,6 +291,7 @@ async def test_no_file_is_written_outside_the_working_folder(tmp_path: Path) -> 
         "subprocess": "import subprocess; subprocess.run(['touch', OUT + '/new.txt'])",
         "os.system": "os.system('touch ' + OUT + '/new.txt')",
         "fork": "os.fork()",
+        "unix socket": "import socket; socket.socket(socket.AF_UNIX).bind(OUT + '/s.sock')",
     }
     code = "\n".join(
         [
@@ -391,6 +392,7 @@ async def test_files_persist_between_calls_and_variables_do_not(tmp_path: Path) 
     assert first["files"] == ["data.csv", "helpers.py"]
     assert second["stdout"] == "1,2 42\n"
     assert second["error"].endswith("NameError: name 'x' is not defined")
+    assert not (tmp_path / "__pycache__").exists(), "imports leave no bytecode behind"
 
 
 async def test_a_default_executor_has_a_folder_of_its_own(tmp_path: Path) -> None:
@@ -528,3 +530,18 @@ def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was
     assert after.outputs[0]["text"] == "42 True\n", (
         "the kernel kept its variables and was never replaced"
     )
+
+
+async def test_the_code_runs_as_a_scripts_main_module(tmp_path: Path) -> None:
+    code = (
+        "import dataclasses, pickle, socket\n"
+        "@dataclasses.dataclass\n"
+        "class Point:\n"
+        "    x: int\n"
+        "print(__name__, pickle.loads(pickle.dumps(Point(3))))\n"
+        "server = socket.socket()\n"
+        "server.bind(('127.0.0.1', 0))\n"  # the network is not confined, and binding one writes no file
+        "print(server.getsockname()[0])\n"
+    )
+    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    assert response["stdout"] == "__main__ Point(x=3)\n127.0.0.1\n", response

@@ -23,7 +23,7 @@ What the child gets, and what that does and does not isolate:
 - A guard (an audit hook installed before the code runs, which Python code cannot remove)
   that refuses with PermissionError: opening a file for writing, creating, removing,
   renaming, linking, truncating or changing the attributes of anything outside the folder
-  (after resolving `..` and symlinks; sqlite3 databases too); starting processes (subprocess,
+  (after resolving `..` and symlinks; sqlite3 databases and unix sockets too); starting processes (subprocess,
   os.system, fork, exec, spawn: so nothing can escape the guard by running another
   program); signalling any process but itself; reading another process's environment or
   memory under /proc (the kernel's keys live there).
@@ -216,8 +216,9 @@ class PythonCodeExecutor(Tool):
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
-                "-I",
-                "-u",
+                "-I",  # no PYTHON* variables, no user site, not the script's folder on sys.path
+                "-B",  # no __pycache__ in the folder
+                "-u",  # unbuffered: what it printed before a kill is kept
                 "-X",
                 "utf8",
                 str(RUNNER),

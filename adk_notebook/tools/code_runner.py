@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import errno
-import gc
 import io
 import json
 import linecache
@@ -78,6 +77,7 @@ _PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
     "sqlite3.connect": (
         (0, None),
     ),  # sqlite writes its files in C, past the "open" event
+    "socket.bind": ((1, None),),  # an AF_UNIX address is a file
 }
 
 
@@ -127,7 +127,12 @@ class Guard:
 
     def _writable(self, path: Any, dir_fd: int | None) -> str:
         """The real path `path` names, if it lies inside the folder; PermissionError if not."""
-        if path in ("", ":memory:"):  # sqlite3's in-memory databases
+        if not isinstance(path, str | bytes | os.PathLike | int):
+            return self.root  # a network socket's address: no file
+        # an in-memory sqlite3 database, an abstract unix socket: no file either
+        if isinstance(path, str | bytes) and (
+            path in ("", ":memory:") or path[:1] in ("\0", b"\0")
+        ):
             return self.root
         real = _resolve(path, dir_fd)
         if (
@@ -205,31 +210,31 @@ def apply_limits(settings: dict[str, Any]) -> None:
 
 
 def run(code: str) -> str | None:
-    """Run `code` as a script's __main__; None, or the error as a traceback of the code's frames."""
+    """Run `code` as a script's __main__; None, or the error as a traceback of the code's frames.
+
+    The code gets a `__main__` module of its own (not this runner), so that what it defines
+    pickles and its dataclasses resolve as in any script.
+    """
     linecache.cache[FILENAME] = (
         len(code),
         None,
         code.splitlines(keepends=True),
         FILENAME,
     )
-    namespace: dict[str, Any] = {
-        "__name__": "__main__",
-        "__file__": FILENAME,
-        "__builtins__": __builtins__,
-    }
+    main = types.ModuleType("__main__")
+    main.__file__ = FILENAME
+    sys.modules["__main__"] = main
     reserve = bytearray(RESERVE_BYTES)
     try:
-        exec(compile(code, FILENAME, "exec"), namespace)  # noqa: S102 - running the code is this process's job
+        exec(compile(code, FILENAME, "exec"), main.__dict__)  # noqa: S102 - running the code is this process's job
         return None
     except SystemExit as exc:
         return None if exc.code in (None, 0) else f"SystemExit: {exc.code}"
     except BaseException as exc:  # noqa: BLE001 - whatever the code raised is its result
-        del reserve
-        namespace.clear()  # a memory hog's data goes before anything is formatted
-        gc.collect()
+        del reserve  # room to format the traceback in, should memory be what ran out
         return _traceback(exc)
     finally:
-        namespace.clear()
+        main.__dict__.clear()  # the code's data goes before its figures are drawn
 
 
 def _traceback(error: BaseException) -> str:
