@@ -545,3 +545,15 @@ async def test_the_code_runs_as_a_scripts_main_module(tmp_path: Path) -> None:
     )
     response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
     assert response["stdout"] == "__main__ Point(x=3)\n127.0.0.1\n", response
+
+
+async def test_a_file_past_the_size_limit_fails_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adk_notebook.tools import code_executor
+
+    monkeypatch.setattr(code_executor, "FILE_SIZE_LIMIT", 2**20)
+    code = "with open('big.bin', 'wb') as f:\n    f.write(bytes(2 * 2**20))"
+    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    assert "File too large" in response["error"]
+    assert (tmp_path / "big.bin").stat().st_size <= 2**20

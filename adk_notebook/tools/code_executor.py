@@ -34,7 +34,8 @@ What the child gets, and what that does and does not isolate:
   attacker: code that means harm and runs as you can do what you can. For untrusted code use a
   container or a VM.
 
-Needs a POSIX system (Linux, macOS) for the resource limits and process groups.
+Linux only: the guard resolves file descriptors through /proc, and the memory limit is
+RLIMIT_AS, which not every system enforces.
 """
 
 from __future__ import annotations
@@ -65,9 +66,8 @@ FILE_SIZE_LIMIT = 256 * 2**20
 """Most bytes any one file the code writes may hold (RLIMIT_FSIZE); a larger write fails with OSError."""
 RESULT_GRACE = 5.0
 """Seconds the tool's own `timeout` adds to the code's, so the code's limit is what the model hears."""
-_RESULT_LIMIT = (
-    MAX_INLINE_DATA_BYTES * 2
-)  # the child's JSON: base64 figures of at most what a response carries
+# the child's JSON: base64 figures of at most what a response carries, and a little more
+_RESULT_LIMIT = MAX_INLINE_DATA_BYTES * 2
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -104,10 +104,10 @@ class PythonCodeExecutor(Tool):
         max_output: int = 20_000,
         name: str = "run_python",
     ) -> None:
-        if os.name != "posix":
+        if not sys.platform.startswith("linux"):
             raise AdkError.config(
-                "PythonCodeExecutor needs a POSIX system (Linux, macOS): it relies on resource "
-                "limits and process groups.",
+                "PythonCodeExecutor runs on Linux only: its guard resolves file descriptors through "
+                "/proc, and its memory limit is RLIMIT_AS, which not every system enforces.",
                 code="unsupported_platform",
                 category="unsupported",
             )
@@ -179,9 +179,8 @@ class PythonCodeExecutor(Tool):
             response["error"] = payload["error"] + self._memory_hint(payload["error"])
         data = FunctionResponseData(response)
         notes = list(payload["figure_errors"]) if payload else []
-        for figure in (
-            payload["figures"] if payload else []
-        ):  # {"mime_type", "data": base64}
+        figures = payload["figures"] if payload else []  # {"mime_type", "data": base64}
+        for figure in figures:
             if data.inline_bytes + len(figure["data"]) * 3 // 4 > MAX_INLINE_DATA_BYTES:
                 notes.append(
                     "a figure was left out: the figures together are larger than a response may carry "

@@ -1,6 +1,6 @@
 """The child's side of `PythonCodeExecutor` (code_executor.py): limits, a guard, the code, its figures.
 
-Run as `python -I -u -X utf8 code_runner.py RESULT_FD SETTINGS_JSON` in the working folder,
+Run as `python -I -B -u -X utf8 code_runner.py RESULT_FD SETTINGS_JSON` in the working folder,
 with the code on stdin. It writes one JSON object to RESULT_FD ({"error", "figures",
 "figure_errors", "files"}) and exits; what the code prints goes to its stdout and stderr
 untouched. Standard library only and no import of adk_notebook: with -I it runs outside the
@@ -29,9 +29,8 @@ import warnings
 from typing import Any
 
 FILENAME = "<code>"
-RESERVE_BYTES = (
-    2 << 20
-)  # freed on MemoryError, so that the traceback and the result can still be made
+# freed on MemoryError, so that the traceback and the result can still be made
+RESERVE_BYTES = 2 << 20
 _IMAGE_TYPES = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -59,13 +58,10 @@ _PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
     "os.rmdir": ((0, 1),),
     "os.mkdir": ((0, 2),),
     "os.rename": ((0, 2), (1, 3)),
-    "os.link": (
-        (0, 2),
-        (1, 3),
-    ),  # a hard link to an outside file would let it be written
-    "os.symlink": (
-        (1, 2),
-    ),  # where the link is made; writes through it are judged by their target
+    # a hard link to an outside file would let it be written
+    "os.link": ((0, 2), (1, 3)),
+    # where the link is made; writes through it are judged by their target
+    "os.symlink": ((1, 2),),
     "os.truncate": ((0, None),),
     "os.chmod": ((0, 2),),
     "os.chown": ((0, 3),),
@@ -74,10 +70,10 @@ _PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
     "os.lchflags": ((0, None),),
     "os.setxattr": ((0, None),),
     "os.removexattr": ((0, None),),
-    "sqlite3.connect": (
-        (0, None),
-    ),  # sqlite writes its files in C, past the "open" event
-    "socket.bind": ((1, None),),  # an AF_UNIX address is a file
+    # sqlite writes its files in C, past the "open" event
+    "sqlite3.connect": ((0, None),),
+    # an AF_UNIX address is a file
+    "socket.bind": ((1, None),),
 }
 
 
@@ -91,9 +87,8 @@ class Guard:
         self.root = os.path.realpath(root)
         self.pid = os.getpid()
         self.written: set[str] = set()
-        self.saved: dict[
-            str, Any
-        ] = {}  # real path -> the matplotlib figure savefig wrote there
+        # real path -> the matplotlib figure savefig wrote there
+        self.saved: dict[str, Any] = {}
 
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -159,7 +154,7 @@ class Guard:
             )
 
     def files(self) -> list[str]:
-        """The files the code wrote or changed that are still there, relative to the folder (hidden ones left out)."""
+        """What the code wrote or changed that is still a file, relative to the folder, hidden ones left out."""
         names = {
             os.path.relpath(p, self.root)
             for p in self.written
@@ -170,9 +165,8 @@ class Guard:
 
 def _saving_figure() -> Any:
     """The figure whose `savefig` is opening a file right now, if any (a frame up the stack)."""
-    frame: types.FrameType | None = sys._getframe(
-        2
-    )  # above the hook: whoever opened the file
+    # two frames up, above the hook: whoever opened the file
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         owner = (
             frame.f_locals.get("self") if frame.f_code.co_name == "savefig" else None
@@ -200,13 +194,11 @@ def apply_limits(settings: dict[str, Any]) -> None:
     if memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     file_size = settings["file_size_bytes"]
-    resource.setrlimit(
-        resource.RLIMIT_FSIZE, (file_size, file_size)
-    )  # Python ignores SIGXFSZ: writes fail
+    # Python ignores SIGXFSZ: a write past the limit fails with OSError
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    signal.alarm(
-        settings["alarm_seconds"]
-    )  # SIGALRM's default action ends the process, GIL or not
+    # SIGALRM's default action ends the process, whatever holds the GIL
+    signal.alarm(settings["alarm_seconds"])
 
 
 def run(code: str) -> str | None:
@@ -290,17 +282,13 @@ def main(argv: list[str]) -> None:
     code = sys.stdin.read()
     apply_limits(settings)
     guard = Guard(os.getcwd())
-    sys.path.insert(
-        0, guard.root
-    )  # modules the code wrote into its folder can be imported
-    warnings.filterwarnings(
-        "ignore", message=".*non-interactive.*cannot be shown"
-    )  # plt.show() under Agg
+    # modules the code wrote in its folder can be imported
+    sys.path.insert(0, guard.root)
+    # plt.show() under Agg: nothing to show, nothing to warn about
+    warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
     sys.addaudithook(guard)
     error = run(code)
     images, figure_errors = figures(guard.saved)
-    sys.stdout.flush()
-    sys.stderr.flush()
     json.dump(
         {
             "error": error,
