@@ -8,6 +8,7 @@ child is a real `python` process; what a test checks is what the model (or the u
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import struct
@@ -36,17 +37,9 @@ from adk_notebook.notebook.transcript import transcript_html
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-async def run_code(
-    executor: PythonCodeExecutor, code: str
-) -> tuple[dict[str, Any], list[bytes]]:
-    """What the model receives for one call: the JSON object, and the bytes of its image parts."""
-    data = await executor.execute(SimpleToolContext(), {"code": code})
-    images = [
-        p.inline_data.data
-        for p in data.parts
-        if p.inline_data is not None and p.inline_data.mime_type == "image/png"
-    ]
-    return data.response, images
+async def run_code(executor: PythonCodeExecutor, code: str) -> dict[str, Any]:
+    """The JSON object the model receives for one call of the tool."""
+    return (await executor.execute(SimpleToolContext(), {"code": code})).response
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -191,7 +184,7 @@ async def test_a_runaway_loop_is_stopped_at_the_time_limit_and_its_process_is_go
 ) -> None:
     executor = PythonCodeExecutor(timeout=1.5, workdir=tmp_path)
     started = time.monotonic()
-    response, _ = await run_code(
+    response = await run_code(
         executor, "import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass"
     )
     elapsed = time.monotonic() - started
@@ -216,7 +209,7 @@ async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         "print(os.getpid(), child, flush=True)\n"
         "time.sleep(60)\n"
     )
-    response, _ = await run_code(PythonCodeExecutor(timeout=2, workdir=tmp_path), code)
+    response = await run_code(PythonCodeExecutor(timeout=2, workdir=tmp_path), code)
     parent, child = (int(n) for n in response["stdout"].split())
     assert child > 0 and "time limit" in response["error"]
     assert wait_until_gone(parent) and wait_until_gone(child)
@@ -242,11 +235,11 @@ async def test_a_cancelled_call_leaves_no_process_behind(tmp_path: Path) -> None
 
 async def test_a_memory_hog_gets_memory_error_naming_the_limit(tmp_path: Path) -> None:
     executor = PythonCodeExecutor(timeout=20, memory_limit=200, workdir=tmp_path)
-    at_once, _ = await run_code(executor, "data = bytearray(400 * 2**20)")
-    growing, _ = await run_code(
+    at_once = await run_code(executor, "data = bytearray(400 * 2**20)")
+    growing = await run_code(
         executor, "chunks = []\nwhile True:\n    chunks.append(bytearray(2**20))"
     )
-    fine, _ = await run_code(executor, "data = bytearray(50 * 2**20)\nprint(len(data))")
+    fine = await run_code(executor, "data = bytearray(50 * 2**20)\nprint(len(data))")
 
     for response in (at_once, growing):
         assert (
@@ -262,7 +255,7 @@ async def test_output_past_the_limit_is_cut_in_the_middle_with_a_marker(
     tmp_path: Path,
 ) -> None:
     executor = PythonCodeExecutor(timeout=20, workdir=tmp_path, max_output=1_000)
-    response, _ = await run_code(executor, "for i in range(100_000):\n    print(i)")
+    response = await run_code(executor, "for i in range(100_000):\n    print(i)")
     stdout = response["stdout"]
     total = sum(len(f"{i}\n") for i in range(100_000))
     assert stdout.startswith("0\n1\n2\n") and stdout.endswith("99998\n99999\n")
@@ -307,7 +300,7 @@ async def test_no_file_is_written_outside_the_working_folder(tmp_path: Path) -> 
             ),
         ]
     )
-    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=work), code)
+    response = await run_code(PythonCodeExecutor(timeout=20, workdir=work), code)
 
     assert "error" not in response, response
     assert response["stdout"].count("refused:") == len(attempts), response["stdout"]
@@ -343,7 +336,7 @@ async def test_api_keys_never_reach_the_child(
         "    print('refused:', exc.strerror)\n"
         "print(len(open('/proc/self/environ').read()) > 0)\n"  # its own environment it may read
     )
-    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    response = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
     names, refusal, own = response["stdout"].splitlines()
     assert json.loads(names) == [
         "HOME",
@@ -368,7 +361,7 @@ async def test_the_code_cannot_signal_other_processes(tmp_path: Path) -> None:
     )
     try:
         code = f"import os, signal\nos.kill({bystander.pid}, signal.SIGKILL)"
-        response, _ = await run_code(
+        response = await run_code(
             PythonCodeExecutor(timeout=20, workdir=tmp_path), code
         )
         assert response["error"].endswith("may not signal other processes (os.kill)")
@@ -380,12 +373,12 @@ async def test_the_code_cannot_signal_other_processes(tmp_path: Path) -> None:
 
 async def test_files_persist_between_calls_and_variables_do_not(tmp_path: Path) -> None:
     executor = PythonCodeExecutor(timeout=20, workdir=tmp_path)
-    first, _ = await run_code(
+    first = await run_code(
         executor,
         "x = 41\nopen('data.csv', 'w').write('a,b\\n1,2\\n')\n"
         "open('helpers.py', 'w').write('def double(n):\\n    return 2 * n\\n')",
     )
-    second, _ = await run_code(
+    second = await run_code(
         executor,
         "import helpers\nprint(open('data.csv').read().split()[1], helpers.double(21))\nx",
     )
@@ -395,16 +388,41 @@ async def test_files_persist_between_calls_and_variables_do_not(tmp_path: Path) 
     assert not (tmp_path / "__pycache__").exists(), "imports leave no bytecode behind"
 
 
-async def test_a_default_executor_has_a_folder_of_its_own(tmp_path: Path) -> None:
+async def test_a_default_executor_has_a_folder_of_its_own() -> None:
     executor = PythonCodeExecutor()
     folder = executor.workdir
-    response, _ = await run_code(executor, "import os\nprint(os.getcwd())")
+    response = await run_code(executor, "import os\nprint(os.getcwd())")
     assert response["stdout"] == f"{folder}\n" and folder.is_dir()
     del executor
-    import gc
-
     gc.collect()
     assert not folder.exists(), "removed with the executor"
+
+
+async def test_the_code_runs_as_a_scripts_main_module(tmp_path: Path) -> None:
+    code = (
+        "import dataclasses, pickle, socket\n"
+        "@dataclasses.dataclass\n"
+        "class Point:\n"
+        "    x: int\n"
+        "print(__name__, pickle.loads(pickle.dumps(Point(3))))\n"
+        "server = socket.socket()\n"
+        "server.bind(('127.0.0.1', 0))\n"  # the network is not confined, and binding one writes no file
+        "print(server.getsockname()[0])\n"
+    )
+    response = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    assert response["stdout"] == "__main__ Point(x=3)\n127.0.0.1\n", response
+
+
+async def test_a_file_past_the_size_limit_fails_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adk_notebook.tools import code_executor
+
+    monkeypatch.setattr(code_executor, "FILE_SIZE_LIMIT", 2**20)
+    code = "with open('big.bin', 'wb') as f:\n    f.write(bytes(2 * 2**20))"
+    response = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    assert "File too large" in response["error"]
+    assert (tmp_path / "big.bin").stat().st_size <= 2**20
 
 
 # -- the tool itself -------------------------------------------------------------------------
@@ -530,30 +548,3 @@ def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was
     assert after.outputs[0]["text"] == "42 True\n", (
         "the kernel kept its variables and was never replaced"
     )
-
-
-async def test_the_code_runs_as_a_scripts_main_module(tmp_path: Path) -> None:
-    code = (
-        "import dataclasses, pickle, socket\n"
-        "@dataclasses.dataclass\n"
-        "class Point:\n"
-        "    x: int\n"
-        "print(__name__, pickle.loads(pickle.dumps(Point(3))))\n"
-        "server = socket.socket()\n"
-        "server.bind(('127.0.0.1', 0))\n"  # the network is not confined, and binding one writes no file
-        "print(server.getsockname()[0])\n"
-    )
-    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
-    assert response["stdout"] == "__main__ Point(x=3)\n127.0.0.1\n", response
-
-
-async def test_a_file_past_the_size_limit_fails_to_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from adk_notebook.tools import code_executor
-
-    monkeypatch.setattr(code_executor, "FILE_SIZE_LIMIT", 2**20)
-    code = "with open('big.bin', 'wb') as f:\n    f.write(bytes(2 * 2**20))"
-    response, _ = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
-    assert "File too large" in response["error"]
-    assert (tmp_path / "big.bin").stat().st_size <= 2**20
