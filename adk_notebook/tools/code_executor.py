@@ -8,9 +8,9 @@ interpreter, `sys.executable`) in the working folder: variables do not survive f
 to the next, files in the folder do. The model receives a JSON object, `{"stdout", "stderr",
 "figures": n}` plus `"error"` (the traceback of the code's frames, or why it was stopped)
 when it failed, `"files"` (what it wrote in the folder) and `"figure_errors"` when there are
-any, and one image part per matplotlib figure, each once: the file `savefig` wrote it to (PNG,
-JPEG, GIF or WEBP), else, if it is still open when the code ends, drawn as PNG. Bad code, a runaway loop or a memory hog each
-come back as such a result; the kernel and its variables are never touched.
+any; and one image part per matplotlib figure, each once: the file `savefig` wrote it to (PNG,
+JPEG, GIF or WEBP), else, if it is still open when the code ends, drawn as PNG. Bad code, a
+runaway loop or a memory hog each come back as such a result; the kernel is never touched.
 
 What the child gets, and what that does and does not isolate:
 
@@ -21,18 +21,18 @@ What the child gets, and what that does and does not isolate:
   hog gets MemoryError), the size of any one file (RLIMIT_FSIZE, `FILE_SIZE_LIMIT`), no core
   files, and bounded output (stdout and stderr each cut in the middle past `max_output` bytes).
 - A guard (an audit hook installed before the code runs, which Python code cannot remove)
-  that refuses with PermissionError: opening a file for writing, creating, removing,
+  that refuses with PermissionError: opening a file for writing, and creating, removing,
   renaming, linking, truncating or changing the attributes of anything outside the folder
-  (after resolving `..` and symlinks; sqlite3 databases and unix sockets too); starting processes (subprocess,
-  os.system, fork, exec, spawn: so nothing can escape the guard by running another
-  program); signalling any process but itself; reading another process's environment or
-  memory under /proc (the kernel's keys live there).
+  (after resolving `..` and symlinks; sqlite3 databases and unix sockets too); starting
+  processes (subprocess, os.system, fork, exec, spawn: nothing escapes the guard by running
+  another program); signalling any process but itself; reading another process's
+  environment or memory under /proc (the kernel's keys live there).
 - Not isolated: reading files anywhere else the user can; the network; native code (C
-  extensions, ctypes) writing on its own, which no audit hook sees; `os.open(..., dir_fd=...)`
-  writes, which are judged relative to the current folder; CPU use within the time limit.
-  This is a guard against a model's mistakes, not a security sandbox against a determined
-  attacker: code that means harm and runs as you can do what you can. For untrusted code use a
-  container or a VM.
+  extensions, ctypes) acting on its own, which no audit hook sees (a fork through ctypes still
+  dies with the process group); `os.open(..., dir_fd=...)` writes, judged relative to the
+  current folder; CPU use within the time limit. This is a guard against a model's mistakes,
+  not a security sandbox against a determined attacker: code that means harm and runs as you
+  can do what you can. For untrusted code use a container or a VM.
 
 Linux only: the guard resolves file descriptors through /proc, and the memory limit is
 RLIMIT_AS, which not every system enforces.
@@ -148,10 +148,11 @@ class PythonCodeExecutor(Tool):
             else f"at most {self.memory_limit} MiB of memory"
         )
         self.description = (
-            f"Run Python code in a fresh process and get back its stdout, stderr, the error if it failed, and "
-            f"every matplotlib figure it saved or left open, as an image. Each call starts from scratch (no variables survive); "
-            f"files written in the working folder do. Limits: {limit:g} s, {memory}; the code may only write inside "
-            "its working folder and may not start processes."
+            "Run Python code in a fresh process and get back its stdout, stderr, the error if "
+            "it failed, and every matplotlib figure it saved or left open, as an image. Each "
+            "call starts from scratch (no variables survive); files written in the working "
+            f"folder do. Limits: {limit:g} s, {memory}; the code may only write inside its "
+            "working folder and may not start processes."
         )
 
     @property
