@@ -83,6 +83,18 @@ def test_an_agent_runs_code_and_the_model_reads_its_output(tmp_path: Path) -> No
     assert received.parts == []
 
 
+async def test_agent_run_inside_a_running_loop_as_in_a_kernel(tmp_path: Path) -> None:
+    # With a loop running (a kernel always has one), agent.run() runs on a private loop in a
+    # worker thread: the child process is started and waited for from that thread's loop.
+    model = ScriptedModel([FunctionCall("run_python", {"code": "print(6 * 7)"}), "42."])
+    agent = LlmAgent(
+        name="coder", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)]
+    )
+    result = agent.run("Six times seven?")
+    [response] = _responses(result.events)
+    assert response.response == {"stdout": "42\n", "stderr": "", "figures": 0}
+
+
 async def test_figures_come_back_as_png_parts_once_each_and_are_stored_with_the_session(
     tmp_path: Path,
 ) -> None:
