@@ -1,6 +1,7 @@
 """Tools: what an agent can do besides talk."""
 
 from .base import FunctionDeclaration, Tool, Toolset
+from .code_executor import PythonCodeExecutor
 from .files import resolve_file_uri
 from .function import FunctionTool, tool
 from .responses import FunctionResponseData
@@ -16,6 +17,7 @@ __all__ = [
     "FunctionTool",
     "MergedToolset",
     "PrefixedToolset",
+    "PythonCodeExecutor",
     "SimpleToolContext",
     "StatefulTool",
     "Tool",
