@@ -131,7 +131,8 @@ def scan() -> Found:
                     found.add(node.args[index], where, literal_only=True)
             elif isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
-                    if isinstance(key, ast.Constant) and key.value == "code":
+                    # {"error": ..., "code": ...}; not a JSON schema's property named "code"
+                    if isinstance(key, ast.Constant) and key.value == "code" and not isinstance(value, ast.Dict):
                         found.add(value, where)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args

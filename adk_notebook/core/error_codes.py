@@ -504,3 +504,17 @@ class ErrorCode(StrEnum):
         "invalid_tools",
         "The console's --tools names a module or file that cannot be loaded, or one without tools. Fix the --tools argument.",
     )
+
+    # The code executor (PythonCodeExecutor)
+    UNSUPPORTED_PLATFORM = (
+        "unsupported_platform",
+        "PythonCodeExecutor runs on Linux only (its guard and memory limit need Linux). Run it on Linux.",
+    )
+    INVALID_WORKDIR = (
+        "invalid_workdir",
+        "PythonCodeExecutor cannot create or write its working folder. Pass workdir= naming a folder you can write.",
+    )
+    INVALID_LIMIT = (
+        "invalid_limit",
+        "A PythonCodeExecutor limit (timeout, memory_limit, max_output) is not a positive number. Pass a whole number above 0.",
+    )

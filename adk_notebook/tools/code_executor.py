@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import AdkError
-from .base import Tool, check_timeout, check_tool_name
+from .base import Tool, check_timeout
+from .names import check_tool_name
 from .responses import MAX_INLINE_DATA_BYTES, FunctionResponseData
 
 if TYPE_CHECKING:
