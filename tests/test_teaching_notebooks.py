@@ -13,6 +13,7 @@ import json
 import re
 import struct
 import zlib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
@@ -134,7 +135,10 @@ def test_every_notebook_is_a_readable_outputs_stripped_ipynb() -> None:
     No generator and no paired script beside them, so a review and a diff read the cells
     themselves; the file is as Jupyter writes it (nbformat), so saving it again changes nothing.
     """
-    sources = sorted(p.name for p in NOTEBOOKS.iterdir() if not p.name.startswith("."))
+    ignored = [line.removeprefix("notebooks/") for line in (NOTEBOOKS.parent / ".gitignore").read_text().splitlines()
+               if line.startswith("notebooks/")]  # what running them writes: HTML exports, %%writefile files
+    files = [p.name for p in NOTEBOOKS.iterdir() if not p.name.startswith(".")]
+    sources = sorted(name for name in files if not any(fnmatch(name, pattern) for pattern in ignored))
     assert sources and all(name.endswith(".ipynb") for name in sources), sources
     for name in sources:
         path = NOTEBOOKS / name
