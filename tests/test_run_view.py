@@ -38,6 +38,7 @@ from adk_notebook import (
 from adk_notebook.notebook.render import markdown_to_html
 from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
+from adk_notebook.notebook.widgets.run_view import front_end
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_render import IMG_PROBE, JS_LINK, SCRIPT_PROBE, full_run  # noqa: E402
@@ -305,7 +306,7 @@ def test_a_view_that_asks_gets_a_snapshot(comms: list[RecordingComm]) -> None:
 HARNESS = r"""
 import { readFileSync } from "node:fs";
 
-const VOID = new Set(["br", "img"]);
+const VOID = new Set(["br", "hr", "img"]);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
   .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
 class N {
@@ -353,6 +354,27 @@ class E extends N {
 }
 Frag.prototype.html = function () { return this.childNodes.map((c) => c.html()).join(""); };
 globalThis.document = { createElement: (t) => new E(t), createTextNode: (d) => new T(d), createDocumentFragment: () => new Frag() };
+// An inert document from markdown-it's HTML (well-formed: tags, double-quoted attributes, the
+// entities its escaping writes), as a browser's DOMParser gives it.
+const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"' };
+const decode = (s) => s.replace(/&(amp|lt|gt|quot);/g, (_, e) => ENTITIES[e]);
+globalThis.DOMParser = class {
+  parseFromString(markup) {
+    const body = new E("body");
+    const stack = [body];
+    for (const m of markup.matchAll(/<(\/?)([a-z0-9]+)([^>]*)>|([^<]+)/g)) {
+      if (m[4] !== undefined) stack.at(-1).appendChild(new T(decode(m[4])));
+      else if (m[1]) stack.pop();
+      else {
+        const el = new E(m[2]);
+        for (const a of m[3].matchAll(/([a-z-]+)="([^"]*)"/g)) el[a[1] === "class" ? "className" : a[1]] = decode(a[2]);
+        stack.at(-1).appendChild(el);
+        if (!VOID.has(m[2])) stack.push(el);
+      }
+    }
+    return { body };
+  }
+};
 
 class Model {
   constructor(state) { this.state = state; this.handlers = {}; this.sent = []; }
@@ -394,8 +416,8 @@ for (const scenario of input.views) {
   cleanup();
   out.views.push(snaps);
 }
-const { renderMarkdown } = await import(process.argv[3]);
-for (const text of input.markdown) { const f = renderMarkdown(text); out.markdown.push(f.html()); }
+const { markdownHtml } = await import(process.argv[3]);
+for (const text of input.markdown) out.markdown.push(markdownHtml(text));
 console.log(JSON.stringify(out));
 """
 
@@ -403,9 +425,10 @@ node = pytest.mark.skipif(shutil.which("node") is None, reason="the widget's JS 
 
 
 def run_js(tmp_path: Path, views: list[dict[str, Any]], markdown: list[str] = ()) -> dict[str, Any]:
-    (tmp_path / "run_view.mjs").write_text(JS.read_text())
+    module = front_end()  # what the widget's front end loads: markdown-it, MARKDOWN, run_view.js
+    (tmp_path / "run_view.mjs").write_text(module)
     # The markdown renderer is module-private; a copy of the module exports it for the comparison.
-    (tmp_path / "markdown.mjs").write_text(JS.read_text() + "\nexport { renderMarkdown };\n")
+    (tmp_path / "markdown.mjs").write_text(module + "\nexport { markdownHtml };\n")
     (tmp_path / "harness.mjs").write_text(HARNESS)
     proc = subprocess.run(
         ["node", str(tmp_path / "harness.mjs"), (tmp_path / "run_view.mjs").as_uri(), (tmp_path / "markdown.mjs").as_uri()],
@@ -502,22 +525,39 @@ def test_js_settles_cards_of_reused_ids_and_cleans_text_as_the_saved_transcript(
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]", saved["text"])
 
 
-MARKDOWN_CASES = [
-    "**bold** and *it* and _em_ and __strong__ and snake_case and a.__b",
+MARKDOWN_CASES = [  # what models write, and what they might write to break out of the view
+    "**bold** and *it* and _em_ and __strong__ and snake_case and a.__b and 2*3*4 and ~~gone~~",
     "`a *b* <c>` then [site](https://example.com/?a=1&b=2) and [x](https://e.com/*a*)",
-    "one\ntwo\n\nthree",
-    "# Title\n## Sub *x*\n- a\n- **b**\n\n1. x\n2) y\ntext\n- item\n  more",
-    "```python\nif a < b: **x**\n```\nafter\n```\nunclosed <b>",
+    "one\ntwo\n\nthree\r\nfour\rfive",
+    "# Title\n## Sub *x*\n###### six\n####### seven\nSetext\n===\n## closed ##\n- a\n- **b**\n\n1. x\n2) y\ntext\n- item\n  more",
+    "- a\n  - nested\n    1. deep\n- b\n\n3. starts at three\n4. four\n\n- [ ] task\n* star\n+ plus",
+    ("```python\nif a < b: **x**\n```\nafter\n~~~js title\nconst s = '</code></pre><script>';\n~~~\n    indented <i>\n\n"
+    "`` a ` b `` and ```\nunclosed <b>"),
+    "| a | b | c |\n|:--|:-:|--:|\n| `x\\|y` | **z** | [l](https://x.y) |\n| <i> | \U0001f600 |\n\nnot | a | table",
+    "> quote **b**\n> > nested\n\n---\n***\n___\n\n\\*not em\\* \\<b\\> \\`x\\` &copy; &amp; &#x3C;script&#x3E; &bogus;",
     JS_LINK + " " + IMG_PROBE + " " + SCRIPT_PROBE,
-    '[x](https://e.com" onmouseover="alert(1)) [y](data:text/html,<b>)',
+    '[x](https://e.com" onmouseover="alert(1)) [y](data:text/html,<b>) [z](https://a.b "title <t>")',
+    "<div onclick=x>hi</div>\n\n<!-- comment -->\n<a href=\"javascript:x\">y</a>\n<svg onload=alert(1)><iframe src=x>",
+    ("[a](https://例え.jp/パス?q=ü#frag) [b](HTTPS://EXAMPLE.COM/%zz) [c](<https://a.b/with space>) "
+    "[d](https://a.b/(paren)) [e](mailto:ana@example.com) [f](ftp://x.y) [g](//evil.com) [h](JaVaScRiPt:alert(1)) "
+    "[i](java\nscript:alert(1)) [j](vbscript:x) [k](file:///etc/passwd) [l](data:image/png;base64,AAAA) "
+    "[m](  https://spaced.example  ) [n](https://a.b/\u202etxt.exe) [o](https://xn--e1afmkfd.xn--p1ai/)"),
+    ("<javascript:alert(1)> <https://a.b/c?d=<e>> <ana@example.com> <mailto:x@y.z> https://bare.link www.x.com "
+    "![img](https://e.com/track.png) ![](javascript:alert(1))"),
+    "[ref] and [Ref][] and [ẞ][ß] and [x][missing]\n\n[ref]: https://r.example/a_b\n[ß]: https://s.example \"t\"",
     "**`code` in bold** and *[link](http://a.b)* and [`x` y](https://a.b/c)",
-    "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d)",
-    "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05 \ud800lone\udfff \U0001f600 \u2028",
+    "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d) and <https://a.b/`x`>",
+    "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05\x07\x7f\x85 \ud800lone\udfff \U0001f600 \u2028",
+    ("\U0001f600 \U0001f469\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5 **\U0001f525bold\U0001f525** "
+    "\U0001f600*x*\U0001f600 \uff0afull\uff0a x_y_z \u200bzero\u200bwidth \ufeffbom"),
     "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
+    ">" * 120 + " deep\n\n" + "*" * 60 + "x" + "*" * 60 + "\n\n" + "[" * 50 + "a" + "]" * 50,
 ]
 
 
 @node
 def test_js_markdown_matches_python(tmp_path: Path) -> None:
+    """The vendored markdown-it in the widget and markdown-it-py in render.py: the same HTML."""
     out = run_js(tmp_path, [], MARKDOWN_CASES)["markdown"]
-    assert out == [markdown_to_html(text) for text in MARKDOWN_CASES]
+    for text, js in zip(MARKDOWN_CASES, out, strict=True):
+        assert js == markdown_to_html(text), text

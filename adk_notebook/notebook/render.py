@@ -3,7 +3,8 @@
 `state_html` / `state_text` draw the JSON-ready state that `transcript.Transcript` folds from a
 run's events; the live widget (`widgets.run_view`) keeps the same state and its front end draws
 it, and these draw it for nbconvert, GitHub, VS Code and logs. A finished model turn is shown as
-a small, safe markdown (`markdown_to_html`); `table_html` draws the `%adk` tables.
+markdown (`markdown_to_html`, the same markdown-it as the live view); `table_html` draws the
+`%adk` tables.
 
 Safety: every string that came from a user, a model or a tool goes through `html.escape`
 before it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type
@@ -21,10 +22,16 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererProtocol
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
 from ..core.errors import AdkError
 
 __all__ = [
     "IMAGE_TYPES",
+    "MARKDOWN",
     "clean_text",
     "cut_note",
     "error_line",
@@ -68,6 +75,9 @@ def error_line(error: BaseException | str) -> str:
     return cap(line, 500)
 
 
+_SPACE = " \t\n\r\f\v"  # what safeUrl in run_view.js trims too: ASCII spaces only
+
+
 def safe_url(url: str | None) -> str | None:
     """`url` when it may become a link (http, https, or data: of an allowed type), else None."""
     if not url:
@@ -109,113 +119,45 @@ def _duration(seconds: float | None) -> str:
 
 
 # -- markdown ----------------------------------------------------------------------------------
-# ASCII classes (\s, \w, \d) and ASCII case folding, as in JavaScript, so that the widget's
-# renderer (run_view.js) draws every text exactly as this one; _SPACE is the same for strip().
-_ASCII = re.ASCII
-_SPACE = " \t\n\r\f\v"
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+.#-]*)", _ASCII)
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$", _ASCII)
-_BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.*)$", _ASCII)
-_NUMBER = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+(.*)$", _ASCII)
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-# Code spans and links in one pass, leftmost first: a link's URL is never searched for code
-# spans (no <code> inside an href), and a code span's text never becomes a link.
-_CODE_OR_LINK = re.compile(r"`([^`\n]+)`|\[([^\]\n]+)\]\((https?://[^\s()]+)\)", _ASCII | re.IGNORECASE)
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])", _ASCII)
-_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])",
-                     _ASCII)
-_HOLE = re.compile("\x00(\\d+)\x00")
+# One markdown for both sides: markdown-it-py here and markdown-it (its original, vendored in
+# widgets/vendor at the version markdown-it-py ports) in the live view, which `widgets.run_view`
+# hands this same description, so a turn looks the same live and saved (tests/test_run_view.py).
+# No raw HTML, no images (a remote image would load while the notebook is read), links only to
+# these schemes, opened in a new tab.
+MARKDOWN: dict[str, Any] = {
+    "preset": "default",
+    "options": {"html": False, "linkify": False, "typographer": False, "breaks": True},
+    "disable": ["image"],
+    "link_schemes": ["http:", "https:", "mailto:"],
+    "link_attrs": {"target": "_blank", "rel": "noopener noreferrer"},
+}
+def _link_ok(url: str) -> bool:
+    """Whether a (normalised, so percent-encoded ASCII) link URL may become an href."""
+    return url.lower().startswith(tuple(MARKDOWN["link_schemes"]))
 
 
-def _inline(text: str) -> str:
-    """Inline markup on already escaped text: code spans, links, bold, italic."""
-    holes: list[str] = []
+def _link_open(renderer: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict,
+               env: EnvType) -> str:
+    for name, value in MARKDOWN["link_attrs"].items():
+        tokens[idx].attrSet(name, value)
+    return renderer.renderToken(tokens, idx, options, env)  # type: ignore[attr-defined, no-any-return]
 
-    def hold(html_text: str) -> str:
-        holes.append(html_text)
-        return f"\x00{len(holes) - 1}\x00"
 
-    def code(span: str) -> str:
-        return hold(f"<code>{span}</code>")
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("js-" + MARKDOWN["preset"], MARKDOWN["options"]).disable(MARKDOWN["disable"])
+    md.validateLink = _link_ok  # type: ignore[method-assign]
+    md.add_render_rule("link_open", _link_open)
+    return md
 
-    def code_or_link(m: re.Match[str]) -> str:
-        if m[1] is not None:
-            return code(m[1])
-        label = _CODE_SPAN.sub(lambda c: code(c[1]), m[2])
-        href = m[3].replace("`", "%60")
-        return hold(f'<a href="{href}" target="_blank" rel="noopener noreferrer">{label}</a>')
 
-    text = _CODE_OR_LINK.sub(code_or_link, text)
-    text = _BOLD.sub(lambda m: f"<strong>{m[1] or m[2]}</strong>", text)
-    text = _ITALIC.sub(lambda m: f"<em>{m[1] or m[2]}</em>", text)
-    while "\x00" in text:
-        text = _HOLE.sub(lambda m: holes[int(m[1])], text)
-    return text
+_MD = _markdown()
 
 
 def markdown_to_html(text: str) -> str:
-    """A small, safe markdown: the text is escaped first, then a subset becomes markup.
-
-    The subset: paragraphs (a single newline is a line break), headings (`#`), **bold**,
-    *italic*, `code`, fenced code blocks, flat bulleted and numbered lists, and links whose
-    URL is http(s). Anything else (raw HTML included) shows as the text it is.
+    """A model's finished turn as HTML: markdown (CommonMark, tables, strikethrough) with
+    everything else shown as the text it is: raw HTML is escaped, `javascript:` links stay text.
     """
-    lines = escape(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")  # escape: no NUL left for holes
-    out: list[str] = []
-    para: list[str] = []
-    items: list[str] = []
-    list_tag = ""
-
-    def end_blocks() -> None:
-        nonlocal list_tag
-        if para:
-            out.append("<p>" + "<br>".join(_inline(ln) for ln in para) + "</p>")
-            para.clear()
-        if items:
-            out.append(f"<{list_tag}>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + f"</{list_tag}>")
-            items.clear()
-            list_tag = ""
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = _FENCE.match(line)
-        if fence:
-            end_blocks()
-            marker, lang = fence[1], fence[2]
-            body: list[str] = []
-            i += 1
-            while i < len(lines) and not lines[i].strip(_SPACE).startswith(marker):
-                body.append(lines[i])
-                i += 1
-            cls = f' class="language-{lang}"' if lang else ""
-            out.append(f"<pre><code{cls}>" + "\n".join(body) + "</code></pre>")
-            i += 1
-            continue
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(line)
-        number = None if bullet else _NUMBER.match(line)
-        if heading:
-            end_blocks()
-            level = len(heading[1])
-            out.append(f"<h{level}>{_inline(heading[2])}</h{level}>")
-        elif bullet or number:
-            tag = "ul" if bullet else "ol"
-            if para or (items and list_tag != tag):
-                end_blocks()
-            list_tag = tag
-            items.append((bullet or number)[1])  # type: ignore[index]
-        elif not line.strip(_SPACE):
-            end_blocks()
-        elif items and line.startswith((" ", "\t")):
-            items[-1] += " " + line.strip(_SPACE)  # a list item's continuation line
-        else:
-            if items:
-                end_blocks()
-            para.append(line)
-        i += 1
-    end_blocks()
-    return "".join(out)
+    return _MD.render(clean_text(text))
 
 
 # -- HTML --------------------------------------------------------------------------------------

@@ -13,9 +13,11 @@
  * asks for a snapshot, and applies the deltas that follow it; deltas that arrive after a gap
  * wait for the snapshot.
  *
- * Safety: text from the run reaches the DOM only through textContent / Text nodes. Attributes
- * are set only from checked values: image data URLs of an allowed type, http(s) links, and
- * blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
+ * Safety: text from the run reaches the DOM through textContent / Text nodes, or, for a finished
+ * model turn, as markdown-it's HTML (raw HTML escaped, links only to MARKDOWN.link_schemes: the
+ * string render.py saves), parsed by DOMParser in an inert document and moved in. Other
+ * attributes are set only from checked values: image data URLs of an allowed type, http(s)
+ * links, and blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
  * goes through `clean` first, as render.py's clean_text: no control characters, no lone
  * surrogates, so the live view shows the same characters as the saved transcript.
  */
@@ -62,6 +64,9 @@ function h(tag, className, text) {
   return node;
 }
 
+/** @param {string} text @returns {string} text without leading and trailing ASCII spaces (Python's strip(_SPACE)) */
+const trimSpace = (text) => text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
+
 /** @param {unknown} url @returns {string | null} an URL that may become a link, else null */
 function safeUrl(url) {
   if (typeof url !== "string") return null;
@@ -105,144 +110,27 @@ function logTail(text) {
   return cut >= 0 && cut < tail.length - 1 ? tail.slice(cut + 1) : tail;
 }
 
-// -- markdown: the subset of render.py markdown_to_html, built with DOM nodes -------------------
-// render.py's patterns with its ASCII classes spelled out: here \s (and trim()) would also take
-// Unicode spaces, and "." would stop at U+2028/U+2029, where Python's do not.
-const FENCE = /^[ \t\n\v\f\r]{0,3}(`{3,}|~{3,})[ \t\n\v\f\r]*([\w+.#-]*)/;
-const HEADING = /^[ \t\n\v\f\r]{0,3}(#{1,6})[ \t\n\v\f\r]+([^\n]*?)[ \t\n\v\f\r]*#*[ \t\n\v\f\r]*$/;
-const BULLET = /^[ \t\n\v\f\r]{0,3}[-*+][ \t\n\v\f\r]+([^\n]*)$/;
-const NUMBER = /^[ \t\n\v\f\r]{0,3}\d{1,9}[.)][ \t\n\v\f\r]+([^\n]*)$/;
-const CODE_SPAN = /`([^`\n]+)`/g;
-// Code spans and links in one pass, leftmost first (as render.py): no code span inside a URL.
-const CODE_OR_LINK = /`([^`\n]+)`|\[([^\]\n]+)\]\((https?:\/\/[^ \t\n\v\f\r()]+)\)/gi;
-const BOLD =
-  /\*\*(?=[^ \t\n\v\f\r])([^\n]+?)(?<=[^ \t\n\v\f\r])\*\*|(?<![\w_])__(?=[^ \t\n\v\f\r])([^\n]+?)(?<=[^ \t\n\v\f\r])__(?![\w_])/g;
-const ITALIC =
-  /(?<![\w*])\*(?=[^ \t\n\v\f\r*])([^*\n]+?)(?<=[^ \t\n\v\f\r])\*(?![\w*])|(?<![\w_])_(?=[^ \t\n\v\f\r])([^_\n]+?)(?<=[^ \t\n\v\f\r])_(?![\w_])/g;
-/** @param {string} text @returns {string} text without leading and trailing ASCII spaces (Python's strip(_SPACE)) */
-const trimSpace = (text) => text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
-// Control characters mark markup while the text is rewritten: `clean` removed the input's own.
-const OPEN_STRONG = "\u0001", CLOSE_STRONG = "\u0002", OPEN_EM = "\u0003", CLOSE_EM = "\u0004", HOLE = "\u0005";
-const HOLES = /\u0005(\d+)\u0005/;
+// -- markdown: markdown-it, with render.py's MARKDOWN ---------------------------------------------
+// `markdownit` (vendor/markdown-it.min.js) and `MARKDOWN` (render.py's description of the markdown
+// both sides draw) come before this code in the module run_view.py `front_end()` puts together.
+const md = markdownit(MARKDOWN.preset, MARKDOWN.options).disable(MARKDOWN.disable);
+md.validateLink = (/** @type {string} */ url) =>
+  MARKDOWN.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
+md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+  for (const [name, value] of Object.entries(MARKDOWN.link_attrs)) tokens[idx].attrSet(name, value);
+  return self.renderToken(tokens, idx, options);
+};
 
-/** @param {string} text @param {Node} parent inline markup of one line, appended to parent */
-function renderInline(text, parent) {
-  /** @type {Node[]} */
-  const holes = [];
-  const hold = (/** @type {Node} */ node) => `${HOLE}${holes.push(node) - 1}${HOLE}`;
-  const code = (/** @type {string} */ span) => hold(h("code", null, span));
-  let s = text.replace(CODE_OR_LINK, (_, span, label, url) => {
-    if (span !== undefined) return code(span);
-    const a = /** @type {HTMLAnchorElement} */ (h("a"));
-    const parts = label.replace(CODE_SPAN, (/** @type {string} */ __, /** @type {string} */ c) => code(c)).split(HOLES);
-    parts.forEach((/** @type {string} */ part, /** @type {number} */ n) =>
-      a.appendChild(n % 2 ? holes[Number(part)] : document.createTextNode(part)));
-    a.href = url.replace(/`/g, "%60"); // matched ^https?:// above
-    a.target = "_blank";
-    a.rel = "noopener noreferrer";
-    return hold(a);
-  });
-  s = s.replace(BOLD, (_, a, b) => OPEN_STRONG + (a ?? b) + CLOSE_STRONG);
-  s = s.replace(ITALIC, (_, a, b) => OPEN_EM + (a ?? b) + CLOSE_EM);
-  /** @type {Node[]} */
-  const stack = [parent];
-  let i = 0;
-  let buf = "";
-  const top = () => stack[stack.length - 1];
-  const emit = () => {
-    if (buf) top().appendChild(document.createTextNode(buf));
-    buf = "";
-  };
-  while (i < s.length) {
-    const c = s[i];
-    if (c === OPEN_STRONG || c === OPEN_EM) {
-      emit();
-      const node = h(c === OPEN_STRONG ? "strong" : "em");
-      top().appendChild(node);
-      stack.push(node);
-    } else if (c === CLOSE_STRONG || c === CLOSE_EM) {
-      emit();
-      if (stack.length > 1) stack.pop();
-    } else if (c === HOLE) {
-      emit();
-      const end = s.indexOf(HOLE, i + 1);
-      top().appendChild(holes[Number(s.slice(i + 1, end))]);
-      i = end;
-    } else {
-      buf += c;
-    }
-    i += 1;
-  }
-  emit();
+/** @param {string} text @returns {string} the HTML render.py's markdown_to_html gives for the same text */
+function markdownHtml(text) {
+  return md.render(clean(String(text)));
 }
 
-/** @param {string} text @returns {DocumentFragment} */
+/** @param {string} text @returns {DocumentFragment} markdownHtml(text) parsed in an inert document (nothing runs or loads) */
 function renderMarkdown(text) {
+  const parsed = new DOMParser().parseFromString(markdownHtml(text), "text/html");
   const out = document.createDocumentFragment();
-  const lines = clean(String(text)).replace(/\r\n?/g, "\n").split("\n");
-  /** @type {string[]} */ let para = [];
-  /** @type {string[]} */ let items = [];
-  let listTag = "";
-  const endBlocks = () => {
-    if (para.length) {
-      const p = h("p");
-      para.forEach((line, n) => {
-        if (n) p.appendChild(h("br"));
-        renderInline(line, p);
-      });
-      out.appendChild(p);
-      para = [];
-    }
-    if (items.length) {
-      const list = h(listTag);
-      for (const item of items) {
-        const li = h("li");
-        renderInline(item, li);
-        list.appendChild(li);
-      }
-      out.appendChild(list);
-      items = [];
-      listTag = "";
-    }
-  };
-  for (let i = 0; i < lines.length; i += 1) {
-    const line = lines[i];
-    const fence = FENCE.exec(line);
-    if (fence) {
-      endBlocks();
-      const body = [];
-      i += 1;
-      while (i < lines.length && !trimSpace(lines[i]).startsWith(fence[1])) body.push(lines[i++]);
-      const code = h("code", null, body.join("\n"));
-      if (fence[2]) code.className = `language-${fence[2]}`;
-      const pre = h("pre");
-      pre.appendChild(code);
-      out.appendChild(pre);
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    const bullet = BULLET.exec(line);
-    const number = bullet ? null : NUMBER.exec(line);
-    if (heading) {
-      endBlocks();
-      const node = h(`h${heading[1].length}`);
-      renderInline(heading[2], node);
-      out.appendChild(node);
-    } else if (bullet || number) {
-      const tag = bullet ? "ul" : "ol";
-      if (para.length || (items.length && listTag !== tag)) endBlocks();
-      listTag = tag;
-      items.push(/** @type {RegExpExecArray} */ (bullet || number)[1]);
-    } else if (!trimSpace(line)) {
-      endBlocks();
-    } else if (items.length && /^[ \t]/.test(line)) {
-      items[items.length - 1] += ` ${trimSpace(line)}`;
-    } else {
-      if (items.length) endBlocks();
-      para.push(line);
-    }
-  }
-  endBlocks();
+  out.append(...parsed.body.childNodes);
   return out;
 }
 

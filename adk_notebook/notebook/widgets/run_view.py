@@ -28,6 +28,7 @@ GitHub and VS Code show the run even without saved widget state.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -39,20 +40,34 @@ import traitlets
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
-from ..render import state_html, state_text
+from ..render import MARKDOWN, state_html, state_text
 from ..transcript import Transcript
 
-__all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
+__all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget", "front_end"]
 
 FLUSH_INTERVAL = 0.05  # seconds between two deltas at most once per interval
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _log = logging.getLogger(__name__)
+_HERE = Path(__file__).parent
+
+
+def front_end() -> str:
+    """The view's one ES module: vendored markdown-it, render.py's `MARKDOWN`, then run_view.js.
+
+    anywidget loads a single module and it cannot import files beside it, so the parts are
+    joined here. markdown-it's UMD build sees `module` and `exports` and puts itself there
+    rather than on a global (or on an AMD loader a page may have).
+    """
+    vendored = (_HERE / "vendor" / "markdown-it.min.js").read_text(encoding="utf-8")
+    return (f"const module = {{ exports: {{}} }};\nconst exports = module.exports;\n{vendored}\n"
+            f"const markdownit = module.exports;\nconst MARKDOWN = {json.dumps(MARKDOWN)};\n"
+            + (_HERE / "run_view.js").read_text(encoding="utf-8"))
 
 
 class RunWidget(anywidget.AnyWidget):
     """The widget model: `state` holds the whole run (start and end); deltas go by `send()`."""
 
-    _esm = Path(__file__).with_name("run_view.js")
+    _esm = front_end()
     _css = Path(__file__).with_name("run_view.css")
     state = traitlets.Dict().tag(sync=True)
 
