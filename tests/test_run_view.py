@@ -3,7 +3,8 @@
 The comm is real ipywidgets/comm machinery with one seam replaced: `comm.create_comm` returns a
 comm that records every message instead of publishing it on a kernel's iopub channel. Display
 outputs are captured from a real `InteractiveShell`. The front end (`run_view.js`) runs under
-Node with a tiny fake DOM that throws if anything touches innerHTML.
+Node with a tiny fake DOM that throws if anything touches innerHTML, and its words are checked
+against the saved transcript that render.py draws from the same state.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from adk_notebook import (
     AdkError,
     Content,
     Event,
+    EventActions,
     FunctionCall,
     LlmAgent,
     Part,
@@ -35,7 +38,7 @@ from adk_notebook import (
     ScriptedModel,
     Usage,
 )
-from adk_notebook.notebook.render import markdown_to_html
+from adk_notebook.notebook.render import markdown_to_html, state_html
 from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
 from adk_notebook.notebook.widgets.run_view import front_end
@@ -390,8 +393,10 @@ class Model {
 
 const mod = (await import(process.argv[2])).default;
 const input = JSON.parse(readFileSync(0, "utf8"));
+const shown = (node) => (node.hidden ? "" : node instanceof T ? node.data : node.childNodes.map(shown).join(""));
 const summary = (root, model) => ({
   text: root.textContent,
+  shown: shown(root),
   tags: root.all().map((e) => e.tag),
   links: root.all().filter((e) => e.tag === "a").map((e) => e.href),
   images: root.all().filter((e) => e.tag === "img").map((e) => e.src.slice(0, 40)),
@@ -523,6 +528,47 @@ def test_js_settles_cards_of_reused_ids_and_cleans_text_as_the_saved_transcript(
     assert "running" not in saved["text"].replace("🔧", "") and "okerror" not in saved["text"]
     assert saved["text"].count("a\ufffdb\ufffd[31mred") == 1 and '"a\\u0000b\\u001b[31mred' in saved["text"]
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]", saved["text"])
+
+
+class _Words(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.words.append(data)
+
+
+def words(text: str) -> str:
+    """The text a reader sees, whitespace left out: the live view lays out with CSS gaps where
+    the static HTML has spaces."""
+    return re.sub(r"\s+", "", text)
+
+
+@node
+def test_live_view_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> None:
+    """Header, prompt, tool cards, logs, results, media, state deltas, errors, the cut marker and
+    usage read the same live (run_view.js) as saved (render.py), markdown included."""
+    cut = FunctionCall("slow", {"n": 1}, id="s1")
+    events = [*full_run(),
+              Event("bot", Content.user("and tomorrow?"), usage=Usage(3, 4, 7)),
+              Event("bot", actions=EventActions(state_delta={"user:name": "Ana", "big": list(range(100))},
+                                                artifact_delta={"report.pdf": 2}, transfer_to_agent="helper")),
+              Event("bot", Content("model", [Part(function_call=cut)]), long_running_tool_ids=["s1"]),
+              Event("bot", Content.model("| a | b |\n|--|--|\n| **1** | [x](mailto:a@b.c) |"),
+                    metadata={"finish_reason": "max_tokens", "model": "scripted-2"}, usage=Usage(1, 5, 6)),
+              Event("bot", error=AdkError.tool(f"bad {SCRIPT_PROBE}"))]
+    _, _, final, _ = tracked_run(events)
+    final = {**final, "notice": "a tiny offline demo model", "error": "model.internal: the provider hung up"}
+    (view,) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
+    saved = _Words()
+    saved.feed(state_html(final))
+    # The one thing only the live view has: an inline PDF's viewer, opened on demand ("preview").
+    live = words(view[0]["shown"]).replace("preview", "", 1)
+    assert live == words("".join(saved.words))
+    for shown in ("you:andtomorrow?", "state:user:name=Ana", "artifactreport.pdfv2", "transfertohelper", "🔧slow",
+                  "✂cutat5tokens", "⚠tool.internal:bad<script>", "ℹatinyofflinedemomodel", "tokens:26in·41out·67total"):
+        assert shown in live, shown
 
 
 MARKDOWN_CASES = [  # what models write, and what they might write to break out of the view
