@@ -38,7 +38,7 @@ from adk_notebook import (
     ScriptedModel,
     Usage,
 )
-from adk_notebook.notebook.render import markdown_to_html, state_html
+from adk_notebook.notebook.render import _duration, _size, markdown_to_html, state_html
 from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
 from adk_notebook.notebook.widgets.run_view import front_end
@@ -421,23 +421,33 @@ for (const scenario of input.views) {
   cleanup();
   out.views.push(snaps);
 }
-const { markdownHtml } = await import(process.argv[3]);
+const { markdownHtml, fmtDuration, fmtSize, fmtCount } = await import(process.argv[3]);
 for (const text of input.markdown) out.markdown.push(markdownHtml(text));
+const f = input.formats;
+out.formats = { durations: f.durations.map(fmtDuration), sizes: f.sizes.map(fmtSize), counts: f.counts.map(fmtCount) };
 console.log(JSON.stringify(out));
 """
 
 node = pytest.mark.skipif(shutil.which("node") is None, reason="the widget's JS runs under Node")
 
 
+FORMATS: dict[str, list[Any]] = {  # ties (1.25 s, 1280 B) included: Python rounds them to even unless told
+    "durations": [0.0, 1e-9, 0.0004, 0.0005, 0.0025, 0.0125, 0.5, 0.9995, 0.9996, 1.05, 1.25, 2.25, 59.94, 59.96, 60,
+                  61.5, 62.5, 3599.5],
+    "sizes": [0, 1023, 1024, 1280, 1792, 2304, 10239, 10240, 10752, 11776, 1048575, 1048576, 1310720, 5505024, 2**30],
+    "counts": [0, 7, 999, 1000, 1234567, 2**40],
+}
+
+
 def run_js(tmp_path: Path, views: list[dict[str, Any]], markdown: list[str] = ()) -> dict[str, Any]:
     module = front_end()  # what the widget's front end loads: markdown-it, MARKDOWN, run_view.js
     (tmp_path / "run_view.mjs").write_text(module)
-    # The markdown renderer is module-private; a copy of the module exports it for the comparison.
-    (tmp_path / "markdown.mjs").write_text(module + "\nexport { markdownHtml };\n")
+    # The renderer and formatters are module-private; a copy of the module exports them for the comparison.
+    (tmp_path / "markdown.mjs").write_text(module + "\nexport { markdownHtml, fmtDuration, fmtSize, fmtCount };\n")
     (tmp_path / "harness.mjs").write_text(HARNESS)
     proc = subprocess.run(
         ["node", str(tmp_path / "harness.mjs"), (tmp_path / "run_view.mjs").as_uri(), (tmp_path / "markdown.mjs").as_uri()],
-        input=json.dumps({"views": views, "markdown": list(markdown)}), capture_output=True, text=True, timeout=60,
+        input=json.dumps({"views": views, "markdown": list(markdown), "formats": FORMATS}), capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -569,6 +579,16 @@ def test_live_view_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> No
     for shown in ("you:andtomorrow?", "state:user:name=Ana", "artifactreport.pdfv2", "transfertohelper", "🔧slow",
                   "✂cutat5tokens", "⚠tool.internal:bad<script>", "ℹatinyofflinedemomodel", "tokens:26in·41out·67total"):
         assert shown in live, shown
+
+
+@node
+def test_js_formats_numbers_as_python(tmp_path: Path) -> None:
+    """Durations, sizes and counts: the same digits live and saved, whatever the browser's locale."""
+    out = run_js(tmp_path, [])["formats"]
+    assert out["durations"] == [_duration(s) for s in FORMATS["durations"]]
+    assert out["sizes"] == [_size(n) for n in FORMATS["sizes"]]
+    assert out["counts"] == [f"{n:,}" for n in FORMATS["counts"]]
+    assert out["sizes"][3] == "1.3 KB" and out["durations"][10] == "1.3 s", "a tie rounds up on both sides"
 
 
 MARKDOWN_CASES = [  # what models write, and what they might write to break out of the view

@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -98,24 +99,31 @@ def cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit:,} more characters)"
 
 
+def _fixed(x: float, digits: int = 0) -> str:
+    """`x` (not negative) to `digits` decimals, a tie rounded up, as JavaScript's toFixed and
+    Math.round do: Python's own formatting rounds a tie to even, and the live view
+    (run_view.js fmtSize, fmtDuration) must show the same digits as the saved transcript."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
 def _size(n: int | None) -> str:
     if n is None:
         return ""
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:
-        return f"{n / 1024:.0f} KB" if n >= 10 * 1024 else f"{n / 1024:.1f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
+        return f"{_fixed(n / 1024)} KB" if n >= 10 * 1024 else f"{_fixed(n / 1024, 1)} KB"
+    return f"{_fixed(n / (1024 * 1024), 1)} MB"
 
 
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return ""
     if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
+        return f"{_fixed(seconds * 1000)} ms"
     if seconds < 60:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+        return f"{_fixed(seconds, 1)} s"
+    return f"{int(seconds // 60)} min {_fixed(seconds % 60)} s"
 
 
 # -- markdown ----------------------------------------------------------------------------------

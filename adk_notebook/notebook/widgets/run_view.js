@@ -80,7 +80,7 @@ function safeUrl(url) {
   return null;
 }
 
-/** @param {number | null | undefined} s */
+/** @param {number | null | undefined} s @returns {string} as render.py _duration (toFixed and Math.round: a tie rounds up) */
 function fmtDuration(s) {
   if (s == null) return "";
   if (s < 1) return `${Math.round(s * 1000)} ms`;
@@ -88,7 +88,7 @@ function fmtDuration(s) {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
-/** @param {number | null | undefined} n */
+/** @param {number | null | undefined} n @returns {string} as render.py _size */
 function fmtSize(n) {
   if (n == null) return "";
   if (n < 1024) return `${n} B`;
@@ -96,9 +96,12 @@ function fmtSize(n) {
   return `${(n / 1048576).toFixed(1)} MB`;
 }
 
+/** @param {unknown} n @returns {string} n with thousands separators, as Python's f"{n:,}" (whatever the browser's locale) */
+const fmtCount = (n) => Number(n).toLocaleString("en-US");
+
 /** @param {number | null | undefined} tokens @returns {string} the marker of an answer the token limit cut (render.py cut_note) */
 function cutNote(tokens) {
-  const at = tokens ? `at ${Number(tokens).toLocaleString("en-US")} tokens` : "at the token limit";
+  const at = tokens ? `at ${fmtCount(tokens)} tokens` : "at the token limit";
   return `✂ cut ${at}: the answer reached max_output_tokens`;
 }
 
@@ -245,7 +248,7 @@ class RunDom {
       bits.push(fmtDuration(st.elapsed));
     }
     const u = st.usage;
-    if (u) bits.push(`tokens: ${u.input.toLocaleString()} in · ${u.output.toLocaleString()} out · ${u.total.toLocaleString()} total`);
+    if (u) bits.push(`tokens: ${fmtCount(u.input)} in · ${fmtCount(u.output)} out · ${fmtCount(u.total)} total`);
     this.meta.textContent = bits.join(" · ");
     const running = st.status === "running";
     this.stop.hidden = !running;
@@ -364,7 +367,7 @@ class RunDom {
     rec.log.textContent = d.log || "";
     rec.log.hidden = !d.log;
     rec.log.scrollTop = rec.log.scrollHeight;
-    rec.logNote.textContent = d.log_dropped ? `… ${Number(d.log_dropped).toLocaleString()} earlier characters not shown` : "";
+    rec.logNote.textContent = d.log_dropped ? `… ${fmtCount(d.log_dropped)} earlier characters not shown` : "";
     rec.logNote.hidden = !d.log_dropped;
   }
 
