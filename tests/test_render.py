@@ -1,4 +1,4 @@
-"""The static transcript (HTML and text) and the small safe markdown, from real runs' events."""
+"""The static transcript (HTML and text) and its markdown, from real runs' events."""
 
 from __future__ import annotations
 

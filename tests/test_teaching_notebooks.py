@@ -130,7 +130,8 @@ def json_documents(c: nbformat.NotebookNode) -> list[object]:
 
 # -- the sources ------------------------------------------------------------------------------------
 def test_every_notebook_is_a_readable_outputs_stripped_ipynb() -> None:
-    """One way for all: each notebook is its own source, an .ipynb saved without outputs.
+    """One way for all: each notebook is its own source, an .ipynb saved without outputs, and
+    a test executes it.
 
     No generator and no paired script beside them, so a review and a diff read the cells
     themselves; the file is as Jupyter writes it (nbformat), so saving it again changes nothing.
@@ -140,7 +141,9 @@ def test_every_notebook_is_a_readable_outputs_stripped_ipynb() -> None:
     files = [p.name for p in NOTEBOOKS.iterdir() if not p.name.startswith(".")]
     sources = sorted(name for name in files if not any(fnmatch(name, pattern) for pattern in ignored))
     assert sources and all(name.endswith(".ipynb") for name in sources), sources
+    tests = "\n".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.rglob("test_*.py"))
     for name in sources:
+        assert f'"{name}"' in tests, f"no test executes {name}"
         path = NOTEBOOKS / name
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
