@@ -41,7 +41,8 @@ from adk_notebook import (
 from adk_notebook.notebook.render import _duration, _size, markdown_to_html, state_html
 from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
-from adk_notebook.notebook.widgets.run_view import front_end
+from adk_notebook.notebook.widgets import markdown_library as markdown_library_module
+from adk_notebook.notebook.widgets.markdown_library import markdown_library
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_render import IMG_PROBE, JS_LINK, SCRIPT_PROBE, full_run  # noqa: E402
@@ -173,6 +174,25 @@ def test_bytes_grow_linearly_with_the_output(comms: list[RecordingComm]) -> None
     large, large_text = run_bytes(comms, 8000)
     assert small < 3 * small_text and large < 3 * large_text, (small / small_text, large / large_text)
     assert 3.5 < large / small < 4.5, "4x the tokens, 4x the bytes"
+
+
+def test_markdown_it_goes_once_per_kernel_not_with_every_run(comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown_library_module, "_shared", None)  # a fresh kernel
+    first, c1 = make_view(comms)
+    second, c2 = make_view(comms)
+    opens = [(c, d) for c in comms for t, d in c.sent if t == "comm_open"]
+    vendored = (JS.parent / "vendor" / "markdown-it.min.js").read_text()
+    carrying = [c for c, d in opens if any(isinstance(v, str) and vendored in v for v in d["state"].values())]
+    assert len(carrying) == 1, "the library's comm_open, once for both runs"
+    library = first.widget.markdown
+    assert carrying[0].comm_id == library.model_id and second.widget.markdown is library
+    for c in (c1, c2):
+        (data,) = [d for t, d in c.sent if t == "comm_open"]
+        assert data["state"]["markdown"] == f"IPY_MODEL_{library.model_id}", "each run names the library"
+        assert len(json.dumps(data)) < 40_000, "a run's comm_open: run_view.js, its CSS and the first state"
+    library.close()
+    third, _ = make_view(comms)
+    assert third.widget.markdown is not library and third.widget.markdown.comm is not None, "a closed one is replaced"
 
 
 async def test_the_first_delta_goes_at_once(comms: list[RecordingComm]) -> None:
@@ -340,7 +360,8 @@ class E extends N {
   get classList() {
     const list = () => this.className.split(" ").filter(Boolean);
     return { add: (c) => { if (!list().includes(c)) this.className = [...list(), c].join(" "); },
-             remove: (c) => { this.className = list().filter((x) => x !== c).join(" "); } };
+             remove: (c) => { this.className = list().filter((x) => x !== c).join(" "); },
+             toggle: (c, on) => { this.className = [...list().filter((x) => x !== c), ...(on ? [c] : [])].join(" "); } };
   }
   setAttribute(k, v) { this[k] = String(v); }
   addEventListener(t, f) { (this.listeners[t] ||= []).push(f); }
@@ -379,8 +400,46 @@ globalThis.DOMParser = class {
   }
 };
 
+// The browser imports the library model's module from a blob: URL; Node imports only file: and
+// data: URLs, so a JavaScript blob becomes a data: URL of the same bytes (counted: once per page).
+const imports = [];
+globalThis.Blob = class extends Blob {
+  constructor(parts, options) { super(parts, options); this.parts = parts; }
+};
+const objectUrl = URL.createObjectURL;
+URL.createObjectURL = (blob) => {
+  if (blob.type !== "text/javascript") return objectUrl(blob);
+  imports.push(blob.size);
+  return `data:text/javascript;base64,${Buffer.from(blob.parts.join("")).toString("base64")}`;
+};
+
+// The widget manager: it holds the library model ("lib", the state the kernel's MarkdownLibrary
+// has) now, only after a {library: true} step, or not at all.
+class Manager {
+  constructor(when) {
+    this.when = when;
+    this.ready = new Promise((resolve) => { this.release = resolve; });
+    if (when === "now") this.release();
+  }
+  async get_model(id) {
+    if (id !== "lib" || this.when === "missing") throw new Error(`widget model not found: ${id}`);
+    await this.ready;
+    return { get: (k) => input.library[k] };
+  }
+}
+// Until nothing more happens: the view's markdown loads through promises and a module import.
+const settle = async () => {
+  for (let i = 0; i < 3; i += 1) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.allSettled(globalThis.__adk_notebook_markdown__?.values() ?? []);
+  }
+};
+
 class Model {
-  constructor(state) { this.state = state; this.handlers = {}; this.sent = []; }
+  constructor(state, library) {
+    this.state = state; this.handlers = {}; this.sent = [];
+    this.markdown = "IPY_MODEL_lib"; this.widget_manager = new Manager(library);
+  }
   get(k) { return this[k]; }
   on(ev, f) { (this.handlers[ev] ||= []).push(f); }
   off(ev, f) { this.handlers[ev] = (this.handlers[ev] || []).filter((g) => g !== f); }
@@ -405,23 +464,29 @@ const summary = (root, model) => ({
 });
 const out = { views: [], markdown: [] };
 for (const scenario of input.views) {
-  const model = new Model(scenario.state);
+  const model = new Model(scenario.state, scenario.library ?? "now");
   const root = new E("div");
   const cleanup = mod.render({ model, el: root });
+  await settle();
   const snaps = [];
   for (const step of scenario.steps) {
     if (step.click) root.all().find((e) => e.tag === "button").fire("click");
     else if (step.snap) snaps.push(summary(root, model));
+    else if (step.library) model.widget_manager.release();
     else if (step.reply_sync) {
       const ask = model.sent.filter((m) => m.type === "sync").at(-1);
       model.feed({ custom: { ...step.reply_sync, nonce: ask.nonce } });
     } else model.feed(step);
+    await settle();
   }
   snaps.push(summary(root, model));
   cleanup();
   out.views.push(snaps);
 }
-const { markdownHtml, fmtDuration, fmtSize, fmtCount } = await import(process.argv[3]);
+out.imports = [...imports]; // by the views (the comparison below imports its own)
+const { markdownRenderer, fmtDuration, fmtSize, fmtCount } = await import(process.argv[3]);
+const markdownit = (await import(URL.createObjectURL(new Blob([input.library.source], { type: "text/javascript" })))).default;
+const markdownHtml = markdownRenderer(markdownit, input.library.settings);
 for (const text of input.markdown) out.markdown.push(markdownHtml(text));
 const f = input.formats;
 out.formats = { durations: f.durations.map(fmtDuration), sizes: f.sizes.map(fmtSize), counts: f.counts.map(fmtCount) };
@@ -440,14 +505,17 @@ FORMATS: dict[str, list[Any]] = {  # ties (1.25 s, 1280 B) included: Python roun
 
 
 def run_js(tmp_path: Path, views: list[dict[str, Any]], markdown: list[str] = ()) -> dict[str, Any]:
-    module = front_end()  # what the widget's front end loads: markdown-it, MARKDOWN, run_view.js
+    module = JS.read_text()  # the run widget's _esm
     (tmp_path / "run_view.mjs").write_text(module)
     # The renderer and formatters are module-private; a copy of the module exports them for the comparison.
-    (tmp_path / "markdown.mjs").write_text(module + "\nexport { markdownHtml, fmtDuration, fmtSize, fmtCount };\n")
+    (tmp_path / "markdown.mjs").write_text(module + "\nexport { markdownRenderer, fmtDuration, fmtSize, fmtCount };\n")
     (tmp_path / "harness.mjs").write_text(HARNESS)
+    library = markdown_library()  # the kernel's library model: what the page's widget manager holds
     proc = subprocess.run(
         ["node", str(tmp_path / "harness.mjs"), (tmp_path / "run_view.mjs").as_uri(), (tmp_path / "markdown.mjs").as_uri()],
-        input=json.dumps({"views": views, "markdown": list(markdown), "formats": FORMATS}), capture_output=True, text=True, timeout=60,
+        input=json.dumps({"views": views, "markdown": list(markdown), "formats": FORMATS,
+                          "library": {"source": library.source, "digest": library.digest, "settings": library.settings}}),
+        capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -492,6 +560,27 @@ def test_js_draws_the_same_run_from_deltas_and_from_the_final_state(tmp_path: Pa
     assert late[0]["sent"][0]["type"] == "sync" and late[0]["sent"][0]["seq"] == 0
     assert "get_weather" not in late[0]["text"], "deltas after a gap wait for the snapshot"
     assert late[1]["tags"] == from_deltas["tags"] and late[1]["text"] == from_deltas["text"]
+
+
+@node
+def test_js_shows_a_finished_turn_as_text_until_markdown_it_loads(tmp_path: Path) -> None:
+    """The library model may come after the view (or not at all, say a notebook saved without it):
+    the turn reads as its plain text, never as HTML, and becomes markdown once the library is there."""
+    initial, deltas, final, _ = tracked_run(full_run())
+    out = run_js(tmp_path, [
+        {"state": final, "steps": []},
+        {"state": final, "library": "later", "steps": [{"snap": True}, {"library": True}]},
+        {"state": initial, "library": "missing", "steps": [{"custom": d} for d in deltas] + [{"state": final}]},
+    ])
+    (now,), (before, after), (missing,) = out["views"]
+    assert "strong" in now["tags"] and "It is sunny in Tokyo." in now["text"]
+    for plain in (before, missing):
+        assert "It is **sunny** in *Tokyo*." in plain["text"], "the turn as the model wrote it"
+        assert {"strong", "em", "ul", "p", "script"}.isdisjoint(plain["tags"])
+        for probe in (IMG_PROBE, SCRIPT_PROBE, "[click me](javascript:alert(1))"):
+            assert probe in plain["text"], probe
+    assert after["text"] == now["text"] and after["tags"] == now["tags"], "drawn again once it loaded"
+    assert len(out["imports"]) == 1, "the page imports the library once, whichever views ask"
 
 
 @node

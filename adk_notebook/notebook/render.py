@@ -128,8 +128,9 @@ def _duration(seconds: float | None) -> str:
 
 # -- markdown ----------------------------------------------------------------------------------
 # One markdown for both sides: markdown-it-py here and markdown-it (its original, vendored in
-# widgets/vendor at the version markdown-it-py ports) in the live view, which `widgets.run_view`
-# hands this same description, so a turn looks the same live and saved (tests/test_run_view.py).
+# widgets/vendor at the version markdown-it-py ports) in the live view, which
+# `widgets.markdown_library` hands this same description, so a turn looks the same live and
+# saved (tests/test_run_view.py).
 # No raw HTML, no images (a remote image would load while the notebook is read), links only to
 # these schemes, opened in a new tab.
 MARKDOWN: dict[str, Any] = {

@@ -4,6 +4,7 @@
  *
  * Model state: `state`, the whole run (see transcript.py `Transcript.state()`). The kernel sets it
  * when the run starts and once more when it ends; a saved notebook keeps the final one.
+ * `markdown`, a reference to the kernel's markdown library model (markdown_library.py).
  * Custom messages from the kernel (never saved):
  *   {type: "delta", seq, ops}                what changed since delta seq-1 (ops: transcript.py)
  *   {type: "snapshot", nonce, seq, state}    the answer to this view's {type: "sync", ...}
@@ -14,7 +15,7 @@
  * wait for the snapshot.
  *
  * Safety: text from the run reaches the DOM through textContent / Text nodes, or, for a finished
- * model turn, as markdown-it's HTML (raw HTML escaped, links only to MARKDOWN.link_schemes: the
+ * model turn, as markdown-it's HTML (raw HTML escaped, links only to MARKDOWN's link_schemes: the
  * string render.py saves), parsed by DOMParser in an inert document and moved in. Other
  * attributes are set only from checked values: image data URLs of an allowed type, http(s)
  * links, and blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
@@ -113,25 +114,57 @@ function logTail(text) {
   return cut >= 0 && cut < tail.length - 1 ? tail.slice(cut + 1) : tail;
 }
 
-// -- markdown: markdown-it, with render.py's MARKDOWN ---------------------------------------------
-// `markdownit` (vendor/markdown-it.min.js) and `MARKDOWN` (render.py's description of the markdown
-// both sides draw) come before this code in the module run_view.py `front_end()` puts together.
-const md = markdownit(MARKDOWN.preset, MARKDOWN.options).disable(MARKDOWN.disable);
-md.validateLink = (/** @type {string} */ url) =>
-  MARKDOWN.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
-md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
-  for (const [name, value] of Object.entries(MARKDOWN.link_attrs)) tokens[idx].attrSet(name, value);
-  return self.renderToken(tokens, idx, options);
-};
+// -- markdown: markdown-it from the kernel's library model, set up as render.py's MARKDOWN -------
+// The library reaches the page once per kernel, not in every run's module: the model's
+// `markdown` trait names a hidden model (markdown_library.py) holding markdown-it as an ES
+// module and render.py's MARKDOWN settings. It is imported once per page, by whichever view
+// asks first; until then, or if it cannot load, a finished turn shows as plain text.
+const LIBRARIES = "__adk_notebook_markdown__"; // on globalThis: digest -> Promise of markdown-it
 
-/** @param {string} text @returns {string} the HTML render.py's markdown_to_html gives for the same text */
-function markdownHtml(text) {
-  return md.render(clean(String(text)));
+/** @param {string} source an ES module @returns {Promise<any>} its default export */
+async function importModule(source) {
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  try {
+    return (await import(/* webpackIgnore: true */ url)).default;
+  } finally {
+    URL.revokeObjectURL(url);
+  }
 }
 
-/** @param {string} text @returns {DocumentFragment} markdownHtml(text) parsed in an inert document (nothing runs or loads) */
-function renderMarkdown(text) {
-  const parsed = new DOMParser().parseFromString(markdownHtml(text), "text/html");
+/**
+ * @param {any} markdownit markdown-it
+ * @param {any} settings render.py's MARKDOWN
+ * @returns {(text: string) => string} text to the HTML render.py's markdown_to_html gives for it
+ */
+function markdownRenderer(markdownit, settings) {
+  const md = markdownit(settings.preset, settings.options).disable(settings.disable);
+  md.validateLink = (/** @type {string} */ url) =>
+    settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
+  md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+    for (const [name, value] of Object.entries(settings.link_attrs)) tokens[idx].attrSet(name, value);
+    return self.renderToken(tokens, idx, options);
+  };
+  return (text) => md.render(clean(String(text)));
+}
+
+/**
+ * @param {any} model the run's model
+ * @returns {Promise<(text: string) => string>} the renderer of its library model
+ */
+async function loadMarkdown(model) {
+  const ref = model.get("markdown");
+  if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_")) throw new Error("the run names no markdown library");
+  const library = await model.widget_manager.get_model(ref.slice("IPY_MODEL_".length));
+  /** @type {Map<string, Promise<any>>} */
+  const loaded = (/** @type {any} */ (globalThis)[LIBRARIES] ??= new Map());
+  const digest = library.get("digest");
+  if (!loaded.has(digest)) loaded.set(digest, importModule(library.get("source")));
+  return markdownRenderer(await loaded.get(digest), library.get("settings"));
+}
+
+/** @param {string} html markup from markdownRenderer @returns {DocumentFragment} it parsed in an inert document (nothing runs or loads) */
+function parseHtml(html) {
+  const parsed = new DOMParser().parseFromString(html, "text/html");
   const out = document.createDocumentFragment();
   out.append(...parsed.body.childNodes);
   return out;
@@ -151,6 +184,8 @@ class RunDom {
     this.recs = [];
     /** @type {RunState | null} */
     this.state = null;
+    /** @type {((text: string) => string) | null} markdown-it, once loaded */
+    this.markdown = null;
     root.classList.add("adk-rv");
     this.head = h("div", "adk-rv-head");
     this.agent = h("span", "adk-rv-agent");
@@ -307,12 +342,19 @@ class RunDom {
     }
   }
 
-  /** @param {Rec} rec plain text while streaming, markdown once the turn has ended */
+  /** @param {(text: string) => string} markdown draw finished turns with it, those shown already too */
+  useMarkdown(markdown) {
+    this.markdown = markdown;
+    for (const rec of this.recs) if (rec.data.k === "text" && rec.data.done) this.drawText(rec);
+  }
+
+  /** @param {Rec} rec plain text while streaming, markdown once the turn has ended (and markdown-it is there) */
   drawText(rec) {
     if (rec.data.done) {
       rec.text = undefined;
       rec.node.classList.remove("adk-rv-streaming");
-      rec.node.replaceChildren(renderMarkdown(String(rec.data.text)));
+      rec.node.classList.toggle("adk-rv-plain", !this.markdown);
+      rec.node.replaceChildren(this.markdown ? parseHtml(this.markdown(String(rec.data.text))) : String(rec.data.text));
     } else {
       rec.text = document.createTextNode(String(rec.data.text));
       rec.node.classList.add("adk-rv-streaming");
@@ -512,7 +554,13 @@ export default {
     model.on("change:state", onState);
     load(model.get("state"));
     if (dom.status === "running") sync(); // deltas may have been sent before this view existed
+    let open = true;
+    loadMarkdown(model).then(
+      (markdown) => open && dom.useMarkdown(markdown),
+      (error) => console.warn("adk_notebook: markdown-it did not load, finished turns stay plain text:", error),
+    );
     return () => {
+      open = false;
       model.off("msg:custom", onCustom);
       model.off("change:state", onState);
       dom.dispose();

@@ -28,7 +28,6 @@ GitHub and VS Code show the run even without saved widget state.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -37,13 +36,15 @@ from typing import Any
 
 import anywidget
 import traitlets
+from ipywidgets import widget_serialization  # type: ignore[import-untyped]
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
-from ..render import MARKDOWN, state_html, state_text
+from ..render import state_html, state_text
 from ..transcript import Transcript
+from .markdown_library import MarkdownLibrary, markdown_library
 
-__all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget", "front_end"]
+__all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
 
 FLUSH_INTERVAL = 0.05  # seconds between two deltas at most once per interval
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -51,25 +52,21 @@ _log = logging.getLogger(__name__)
 _HERE = Path(__file__).parent
 
 
-def front_end() -> str:
-    """The view's one ES module: vendored markdown-it, render.py's `MARKDOWN`, then run_view.js.
-
-    anywidget loads a single module and it cannot import files beside it, so the parts are
-    joined here. markdown-it's UMD build sees `module` and `exports` and puts itself there
-    rather than on a global (or on an AMD loader a page may have).
-    """
-    vendored = (_HERE / "vendor" / "markdown-it.min.js").read_text(encoding="utf-8")
-    return (f"const module = {{ exports: {{}} }};\nconst exports = module.exports;\n{vendored}\n"
-            f"const markdownit = module.exports;\nconst MARKDOWN = {json.dumps(MARKDOWN)};\n"
-            + (_HERE / "run_view.js").read_text(encoding="utf-8"))
-
-
 class RunWidget(anywidget.AnyWidget):
-    """The widget model: `state` holds the whole run (start and end); deltas go by `send()`."""
+    """The widget model: `state` holds the whole run (start and end); deltas go by `send()`.
 
-    _esm = front_end()
-    _css = Path(__file__).with_name("run_view.css")
+    `markdown` names the kernel's one `MarkdownLibrary`, the markdown-it the view draws a
+    finished turn with (markdown_library.py says why it is not in this module).
+    """
+
+    _esm = _HERE / "run_view.js"
+    _css = _HERE / "run_view.css"
     state = traitlets.Dict().tag(sync=True)
+    markdown = traitlets.Instance(MarkdownLibrary).tag(sync=True, **widget_serialization)
+
+    @traitlets.default("markdown")
+    def _shared_library(self) -> MarkdownLibrary:
+        return markdown_library()
 
 
 class RunView:
