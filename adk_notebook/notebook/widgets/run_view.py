@@ -10,7 +10,8 @@ assignment (streaming 2,000 tokens into `ipywidgets.HTML.value` sent 14.4 MB). S
 tool progress travel as small deltas, batched every ~50 ms, and the whole state goes into the
 `state` trait twice: at the start (nearly empty) and at the end. Bytes over the comm grow
 linearly with the output. ipywidgets alone would need a JS extension package; plain
-`display(HTML)` updates resend the whole transcript per update.
+`display(HTML)` updates resend the whole transcript per update. The one library the view uses,
+markdown-it, is not in its module: it comes once per kernel (markdown_library.py).
 
 Flushing happens on the thread that calls `handle()` (the kernel's event loop), never on a
 timer thread: widget comms are not thread-safe. The first delta is sent at once (the first
