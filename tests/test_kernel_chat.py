@@ -98,6 +98,31 @@ scripted = ScriptedModel([FunctionCall("get_weather", {"city": "Tokyo"}), "It is
     assert "weather_bot  user  s1" in value(cells[9])
 
 
+def test_saved_widget_state_holds_markdown_it_once() -> None:
+    """nbclient saves the kernel's widget state, as JupyterLab does when asked: the library model
+    once, each run naming it; nbconvert's page carries it once and shows both transcripts."""
+    from nbconvert import HTMLExporter
+
+    nb = notebook(
+        *SETUP,
+        'from adk_notebook import ScriptedModel\nscripted = ScriptedModel(["It is **sunny**.", "Still *sunny*."])',
+        "%%agent weather_bot --model scripted\nYou help with the weather.",
+        "%%chat weather_bot\nWeather?",
+        "%%chat weather_bot\nAnd now?",
+    )
+    client_for(nb).execute()
+    assert not [o for c in nb.cells for o in outputs(c, "error")]
+    models = nb.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
+    header = "/*! markdown-it 14.1.0"
+    libraries = [i for i, m in models.items() if header in str(m["state"])]
+    assert len(libraries) == 1 and models[libraries[0]]["state"]["source"].count(header) == 1
+    runs = [m["state"] for m in models.values() if m["model_name"] == "AnyModel"]
+    assert len(runs) == 2 and all(r["markdown"] == f"IPY_MODEL_{libraries[0]}" for r in runs)
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    assert html.count(header) == 1, "the page embeds the widget state: the library once"
+    assert "<strong>sunny</strong>" in html and "<em>sunny</em>" in html, "both transcripts, as markdown"
+
+
 async def test_an_interrupt_cancels_a_long_await_and_the_session_goes_on() -> None:
     nb = notebook(
         *SETUP,

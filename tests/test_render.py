@@ -1,4 +1,4 @@
-"""The static transcript (HTML and text) and the small safe markdown, from real runs' events."""
+"""The static transcript (HTML and text) and its markdown, from real runs' events."""
 
 from __future__ import annotations
 
@@ -121,12 +121,13 @@ class Structure(HTMLParser):
 
 
 SAFE_TAGS = {"div", "span", "strong", "em", "code", "pre", "details", "summary", "img", "a", "p", "br", "ul", "ol",
-             "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td"}
+             "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "blockquote",
+             "hr", "s"}
 IMAGE_SRC = re.compile(r"^data:image/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$")
 
 
 def assert_safe_html(text: str) -> Structure:
-    """Only known tags; no event handlers; images only as data URLs; links only http(s) / data:PDF."""
+    """Only known tags; no event handlers; images only as data URLs; links only http(s) / mailto / data:PDF."""
     parsed = Structure()
     parsed.feed(text)
     for tag, attrs in parsed.tags:
@@ -135,7 +136,7 @@ def assert_safe_html(text: str) -> Structure:
         if tag == "img":
             assert IMAGE_SRC.match(attrs["src"] or ""), attrs["src"][:60]
         if tag == "a":
-            assert re.match(r"^(https?://|data:application/pdf;base64,)", attrs["href"] or ""), attrs["href"]
+            assert re.match(r"^(https?://|mailto:|data:application/pdf;base64,)", attrs["href"] or ""), attrs["href"]
     return parsed
 
 
@@ -330,37 +331,46 @@ def test_transcript_ops_coalesce_streamed_text() -> None:
 
 
 # -- markdown ---------------------------------------------------------------------------------
+A_ATTRS = 'target="_blank" rel="noopener noreferrer"'
+
+
 @pytest.mark.parametrize(("source", "expected"), [
-    ("plain", "<p>plain</p>"),
-    ("**bold** and *it* and _em_ and __strong__", "<p><strong>bold</strong> and <em>it</em> and <em>em</em> and "
-                                                  "<strong>strong</strong></p>"),
-    ("`a *b* <c>`", "<p><code>a *b* &lt;c&gt;</code></p>"),
-    ("snake_case_name and 2*3*4 and a.__b and c.__d", "<p>snake_case_name and 2*3*4 and a.__b and c.__d</p>"),
-    ("one\ntwo\n\nthree", "<p>one<br>two</p><p>three</p>"),
-    ("# Title\n## Sub *x*", "<h1>Title</h1><h2>Sub <em>x</em></h2>"),
-    ("- a\n- **b**\n\n1. x\n2) y", "<ul><li>a</li><li><strong>b</strong></li></ul><ol><li>x</li><li>y</li></ol>"),
-    ("text\n- item\n  more", "<p>text</p><ul><li>item more</li></ul>"),
-    ("```python\nif a < b: **x**\n```\nafter", '<pre><code class="language-python">if a &lt; b: **x**</code></pre>'
-                                               "<p>after</p>"),
-    ("```\nunclosed <b>", "<pre><code>unclosed &lt;b&gt;</code></pre>"),
-    ("[site](https://example.com/?a=1&b=2)",
-     '<p><a href="https://example.com/?a=1&amp;b=2" target="_blank" rel="noopener noreferrer">site</a></p>'),
-    ("[x](https://e.com/*a*)", '<p><a href="https://e.com/*a*" target="_blank" rel="noopener noreferrer">x</a></p>'),
-    (JS_LINK, "<p>[click me](javascript:alert(1))</p>"),
-    ("[x](data:text/html,<script>alert(1)</script>)", "<p>[x](data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;)</p>"),
-    ('[x](https://e.com" onmouseover="alert(1))', "<p>[x](https://e.com&quot; onmouseover=&quot;alert(1))</p>"),
-    (IMG_PROBE, "<p>&lt;img src=x onerror=window.__pwned=1&gt;</p>"),
-    (SCRIPT_PROBE, "<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>"),
-    ("a\x00b **c**", "<p>a\ufffdb <strong>c</strong></p>"),
+    ("plain", "<p>plain</p>\n"),
+    ("**bold** and *it* and _em_ and __strong__", ("<p><strong>bold</strong> and <em>it</em> and <em>em</em> and "
+                                                  "<strong>strong</strong></p>\n")),
+    ("`a *b* <c>`", "<p><code>a *b* &lt;c&gt;</code></p>\n"),
+    # CommonMark: `_` inside a word is text, `*` inside a word is emphasis (as GitHub shows it)
+    ("snake_case_name and 2*3*4 and a.__b and c.__d", "<p>snake_case_name and 2<em>3</em>4 and a.__b and c.__d</p>\n"),
+    ("one\ntwo\n\nthree", "<p>one<br>\ntwo</p>\n<p>three</p>\n"),
+    ("# Title\n## Sub *x*", "<h1>Title</h1>\n<h2>Sub <em>x</em></h2>\n"),
+    ("- a\n- **b**\n\n1. x\n2. y", "<ul>\n<li>a</li>\n<li><strong>b</strong></li>\n</ul>\n<ol>\n<li>x</li>\n<li>y</li>\n</ol>\n"),
+    ("text\n- item\n  more", "<p>text</p>\n<ul>\n<li>item<br>\nmore</li>\n</ul>\n"),
+    ("```python\nif a < b: **x**\n```\nafter", ('<pre><code class="language-python">if a &lt; b: **x**\n</code></pre>\n'
+                                               "<p>after</p>\n")),
+    ("```\nunclosed <b>", "<pre><code>unclosed &lt;b&gt;</code></pre>\n"),
+    ("| a | b |\n|--:|---|\n| `<c>` | **d** |", ('<table>\n<thead>\n<tr>\n<th style="text-align:right">a</th>\n<th>b</th>\n'
+     '</tr>\n</thead>\n<tbody>\n<tr>\n<td style="text-align:right"><code>&lt;c&gt;</code></td>\n<td><strong>d</strong>'
+     "</td>\n</tr>\n</tbody>\n</table>\n")),
+    ("[site](https://example.com/?a=1&b=2)", f'<p><a href="https://example.com/?a=1&amp;b=2" {A_ATTRS}>site</a></p>\n'),
+    ("[x](https://e.com/*a*)", f'<p><a href="https://e.com/*a*" {A_ATTRS}>x</a></p>\n'),
+    ("<https://a.b/c> and <ana@example.com>", (f'<p><a href="https://a.b/c" {A_ATTRS}>https://a.b/c</a> and '
+                                              f'<a href="mailto:ana@example.com" {A_ATTRS}>ana@example.com</a></p>\n')),
+    (JS_LINK, "<p>[click me](javascript:alert(1))</p>\n"),
+    ("[x](data:text/html,<script>alert(1)</script>)", "<p>[x](data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;)</p>\n"),
+    ("[x](file:///etc/passwd) [y](/relative) <javascript:alert(1)>",
+     "<p>[x](file:///etc/passwd) [y](/relative) &lt;javascript:alert(1)&gt;</p>\n"),
+    ('[x](https://e.com" onmouseover="alert(1))', "<p>[x](https://e.com&quot; onmouseover=&quot;alert(1))</p>\n"),
+    ("![chart](https://e.com/track.png)", f'<p>!<a href="https://e.com/track.png" {A_ATTRS}>chart</a></p>\n'),
+    (IMG_PROBE, "<p>&lt;img src=x onerror=window.__pwned=1&gt;</p>\n"),
+    (SCRIPT_PROBE, "<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>\n"),
+    ("a\x00b **c** \x1b[31m", "<p>a\ufffdb <strong>c</strong> \ufffd[31m</p>\n"),
     ("[x](https://a.com/`b`) and `[c](https://d.e)`",
-     ('<p><a href="https://a.com/%60b%60" target="_blank" rel="noopener noreferrer">x</a> and '
-      "<code>[c](https://d.e)</code></p>")),
-    ("[`x` y](https://a.b/`c`/d)", ('<p><a href="https://a.b/%60c%60/d" target="_blank" rel="noopener noreferrer">'
-                                    "<code>x</code> y</a></p>")),
-    ("\ue000x\ue004 **b**", "<p>\ue000x\ue004 <strong>b</strong></p>"),
+     f'<p><a href="https://a.com/%60b%60" {A_ATTRS}>x</a> and <code>[c](https://d.e)</code></p>\n'),
+    ("[`x` y](https://a.b/`c`/d)", f'<p><a href="https://a.b/%60c%60/d" {A_ATTRS}><code>x</code> y</a></p>\n'),
+    ("\ue000x\ue004 **b** 😀", "<p>\ue000x\ue004 <strong>b</strong> 😀</p>\n"),
     ("", ""),
 ])
-def test_markdown_subset(source: str, expected: str) -> None:
+def test_markdown(source: str, expected: str) -> None:
     assert markdown_to_html(source) == expected
 
 

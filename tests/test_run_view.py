@@ -3,7 +3,8 @@
 The comm is real ipywidgets/comm machinery with one seam replaced: `comm.create_comm` returns a
 comm that records every message instead of publishing it on a kernel's iopub channel. Display
 outputs are captured from a real `InteractiveShell`. The front end (`run_view.js`) runs under
-Node with a tiny fake DOM that throws if anything touches innerHTML.
+Node with a tiny fake DOM that throws if anything touches innerHTML, and its words are checked
+against the saved transcript that render.py draws from the same state.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from adk_notebook import (
     AdkError,
     Content,
     Event,
+    EventActions,
     FunctionCall,
     InMemorySessionService,
     LlmAgent,
@@ -38,9 +41,11 @@ from adk_notebook import (
     tool,
 )
 from adk_notebook.notebook.kernel import ChatPlan, run_chat_blocking
-from adk_notebook.notebook.render import markdown_to_html
+from adk_notebook.notebook.render import _duration, _size, markdown_to_html, state_html
 from adk_notebook.notebook.transcript import Transcript
 from adk_notebook.notebook.widgets import RunView
+from adk_notebook.notebook.widgets import markdown_library as markdown_library_module
+from adk_notebook.notebook.widgets.markdown_library import markdown_library
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_render import IMG_PROBE, JS_LINK, SCRIPT_PROBE, full_run  # noqa: E402
@@ -172,6 +177,25 @@ def test_bytes_grow_linearly_with_the_output(comms: list[RecordingComm]) -> None
     large, large_text = run_bytes(comms, 8000)
     assert small < 3 * small_text and large < 3 * large_text, (small / small_text, large / large_text)
     assert 3.5 < large / small < 4.5, "4x the tokens, 4x the bytes"
+
+
+def test_markdown_it_goes_once_per_kernel_not_with_every_run(comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown_library_module, "_shared", None)  # a fresh kernel
+    first, c1 = make_view(comms)
+    second, c2 = make_view(comms)
+    opens = [(c, d) for c in comms for t, d in c.sent if t == "comm_open"]
+    vendored = (JS.parent / "vendor" / "markdown-it.min.js").read_text()
+    carrying = [c for c, d in opens if any(isinstance(v, str) and vendored in v for v in d["state"].values())]
+    assert len(carrying) == 1, "the library's comm_open, once for both runs"
+    library = first.widget.markdown
+    assert carrying[0].comm_id == library.model_id and second.widget.markdown is library
+    for c in (c1, c2):
+        (data,) = [d for t, d in c.sent if t == "comm_open"]
+        assert data["state"]["markdown"] == f"IPY_MODEL_{library.model_id}", "each run names the library"
+        assert len(json.dumps(data)) < 40_000, "a run's comm_open: run_view.js, its CSS and the first state"
+    library.close()
+    third, _ = make_view(comms)
+    assert third.widget.markdown is not library and third.widget.markdown.comm is not None, "a closed one is replaced"
 
 
 async def test_the_first_delta_goes_at_once(comms: list[RecordingComm]) -> None:
@@ -335,7 +359,7 @@ def test_a_view_that_asks_gets_a_snapshot(comms: list[RecordingComm]) -> None:
 HARNESS = r"""
 import { readFileSync } from "node:fs";
 
-const VOID = new Set(["br", "img"]);
+const VOID = new Set(["br", "hr", "img"]);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
   .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
 class N {
@@ -366,7 +390,8 @@ class E extends N {
   get classList() {
     const list = () => this.className.split(" ").filter(Boolean);
     return { add: (c) => { if (!list().includes(c)) this.className = [...list(), c].join(" "); },
-             remove: (c) => { this.className = list().filter((x) => x !== c).join(" "); } };
+             remove: (c) => { this.className = list().filter((x) => x !== c).join(" "); },
+             toggle: (c, on) => { this.className = [...list().filter((x) => x !== c), ...(on ? [c] : [])].join(" "); } };
   }
   setAttribute(k, v) { this[k] = String(v); }
   addEventListener(t, f) { (this.listeners[t] ||= []).push(f); }
@@ -383,9 +408,68 @@ class E extends N {
 }
 Frag.prototype.html = function () { return this.childNodes.map((c) => c.html()).join(""); };
 globalThis.document = { createElement: (t) => new E(t), createTextNode: (d) => new T(d), createDocumentFragment: () => new Frag() };
+// An inert document from markdown-it's HTML (well-formed: tags, double-quoted attributes, the
+// entities its escaping writes), as a browser's DOMParser gives it.
+const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"' };
+const decode = (s) => s.replace(/&(amp|lt|gt|quot);/g, (_, e) => ENTITIES[e]);
+globalThis.DOMParser = class {
+  parseFromString(markup) {
+    const body = new E("body");
+    const stack = [body];
+    for (const m of markup.matchAll(/<(\/?)([a-z0-9]+)([^>]*)>|([^<]+)/g)) {
+      if (m[4] !== undefined) stack.at(-1).appendChild(new T(decode(m[4])));
+      else if (m[1]) stack.pop();
+      else {
+        const el = new E(m[2]);
+        for (const a of m[3].matchAll(/([a-z-]+)="([^"]*)"/g)) el[a[1] === "class" ? "className" : a[1]] = decode(a[2]);
+        stack.at(-1).appendChild(el);
+        if (!VOID.has(m[2])) stack.push(el);
+      }
+    }
+    return { body };
+  }
+};
+
+// The browser imports the library model's module from a blob: URL; Node imports only file: and
+// data: URLs, so a JavaScript blob becomes a data: URL of the same bytes (counted: once per page).
+const imports = [];
+globalThis.Blob = class extends Blob {
+  constructor(parts, options) { super(parts, options); this.parts = parts; }
+};
+const objectUrl = URL.createObjectURL;
+URL.createObjectURL = (blob) => {
+  if (blob.type !== "text/javascript") return objectUrl(blob);
+  imports.push(blob.size);
+  return `data:text/javascript;base64,${Buffer.from(blob.parts.join("")).toString("base64")}`;
+};
+
+// The widget manager: it holds the library model ("lib", the state the kernel's MarkdownLibrary
+// has) now, only after a {library: true} step, or not at all.
+class Manager {
+  constructor(when) {
+    this.when = when;
+    this.ready = new Promise((resolve) => { this.release = resolve; });
+    if (when === "now") this.release();
+  }
+  async get_model(id) {
+    if (id !== "lib" || this.when === "missing") throw new Error(`widget model not found: ${id}`);
+    await this.ready;
+    return { get: (k) => input.library[k] };
+  }
+}
+// Until nothing more happens: the view's markdown loads through promises and a module import.
+const settle = async () => {
+  for (let i = 0; i < 3; i += 1) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.allSettled(globalThis.__adk_notebook_markdown__?.values() ?? []);
+  }
+};
 
 class Model {
-  constructor(state) { this.state = state; this.handlers = {}; this.sent = []; }
+  constructor(state, library) {
+    this.state = state; this.handlers = {}; this.sent = [];
+    this.markdown = "IPY_MODEL_lib"; this.widget_manager = new Manager(library);
+  }
   get(k) { return this[k]; }
   on(ev, f) { (this.handlers[ev] ||= []).push(f); }
   off(ev, f) { this.handlers[ev] = (this.handlers[ev] || []).filter((g) => g !== f); }
@@ -398,8 +482,10 @@ class Model {
 
 const mod = (await import(process.argv[2])).default;
 const input = JSON.parse(readFileSync(0, "utf8"));
+const shown = (node) => (node.hidden ? "" : node instanceof T ? node.data : node.childNodes.map(shown).join(""));
 const summary = (root, model) => ({
   text: root.textContent,
+  shown: shown(root),
   tags: root.all().map((e) => e.tag),
   links: root.all().filter((e) => e.tag === "a").map((e) => e.href),
   images: root.all().filter((e) => e.tag === "img").map((e) => e.src.slice(0, 40)),
@@ -408,38 +494,58 @@ const summary = (root, model) => ({
 });
 const out = { views: [], markdown: [] };
 for (const scenario of input.views) {
-  const model = new Model(scenario.state);
+  const model = new Model(scenario.state, scenario.library ?? "now");
   const root = new E("div");
   const cleanup = mod.render({ model, el: root });
+  await settle();
   const snaps = [];
   for (const step of scenario.steps) {
     if (step.click) root.all().find((e) => e.tag === "button").fire("click");
     else if (step.snap) snaps.push(summary(root, model));
+    else if (step.library) model.widget_manager.release();
     else if (step.reply_sync) {
       const ask = model.sent.filter((m) => m.type === "sync").at(-1);
       model.feed({ custom: { ...step.reply_sync, nonce: ask.nonce } });
     } else model.feed(step);
+    await settle();
   }
   snaps.push(summary(root, model));
   cleanup();
   out.views.push(snaps);
 }
-const { renderMarkdown } = await import(process.argv[3]);
-for (const text of input.markdown) { const f = renderMarkdown(text); out.markdown.push(f.html()); }
+out.imports = [...imports]; // by the views (the comparison below imports its own)
+const { markdownRenderer, fmtDuration, fmtSize, fmtCount } = await import(process.argv[3]);
+const markdownit = (await import(URL.createObjectURL(new Blob([input.library.source], { type: "text/javascript" })))).default;
+const markdownHtml = markdownRenderer(markdownit, input.library.settings);
+for (const text of input.markdown) out.markdown.push(markdownHtml(text));
+const f = input.formats;
+out.formats = { durations: f.durations.map(fmtDuration), sizes: f.sizes.map(fmtSize), counts: f.counts.map(fmtCount) };
 console.log(JSON.stringify(out));
 """
 
 node = pytest.mark.skipif(shutil.which("node") is None, reason="the widget's JS runs under Node")
 
 
+FORMATS: dict[str, list[Any]] = {  # ties (1.25 s, 1280 B) included: Python rounds them to even unless told
+    "durations": [0.0, 1e-9, 0.0004, 0.0005, 0.0025, 0.0125, 0.5, 0.9995, 0.9996, 1.05, 1.25, 2.25, 59.94, 59.96, 60,
+                  61.5, 62.5, 3599.5],
+    "sizes": [0, 1023, 1024, 1280, 1792, 2304, 10239, 10240, 10752, 11776, 1048575, 1048576, 1310720, 5505024, 2**30],
+    "counts": [0, 7, 999, 1000, 1234567, 2**40],
+}
+
+
 def run_js(tmp_path: Path, views: list[dict[str, Any]], markdown: list[str] = ()) -> dict[str, Any]:
-    (tmp_path / "run_view.mjs").write_text(JS.read_text())
-    # The markdown renderer is module-private; a copy of the module exports it for the comparison.
-    (tmp_path / "markdown.mjs").write_text(JS.read_text() + "\nexport { renderMarkdown };\n")
+    module = JS.read_text()  # the run widget's _esm
+    (tmp_path / "run_view.mjs").write_text(module)
+    # The renderer and formatters are module-private; a copy of the module exports them for the comparison.
+    (tmp_path / "markdown.mjs").write_text(module + "\nexport { markdownRenderer, fmtDuration, fmtSize, fmtCount };\n")
     (tmp_path / "harness.mjs").write_text(HARNESS)
+    library = markdown_library()  # the kernel's library model: what the page's widget manager holds
     proc = subprocess.run(
         ["node", str(tmp_path / "harness.mjs"), (tmp_path / "run_view.mjs").as_uri(), (tmp_path / "markdown.mjs").as_uri()],
-        input=json.dumps({"views": views, "markdown": list(markdown)}), capture_output=True, text=True, timeout=60,
+        input=json.dumps({"views": views, "markdown": list(markdown), "formats": FORMATS,
+                          "library": {"source": library.source, "digest": library.digest, "settings": library.settings}}),
+        capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -484,6 +590,27 @@ def test_js_draws_the_same_run_from_deltas_and_from_the_final_state(tmp_path: Pa
     assert late[0]["sent"][0]["type"] == "sync" and late[0]["sent"][0]["seq"] == 0
     assert "get_weather" not in late[0]["text"], "deltas after a gap wait for the snapshot"
     assert late[1]["tags"] == from_deltas["tags"] and late[1]["text"] == from_deltas["text"]
+
+
+@node
+def test_js_shows_a_finished_turn_as_text_until_markdown_it_loads(tmp_path: Path) -> None:
+    """The library model may come after the view (or not at all, say a notebook saved without it):
+    the turn reads as its plain text, never as HTML, and becomes markdown once the library is there."""
+    initial, deltas, final, _ = tracked_run(full_run())
+    out = run_js(tmp_path, [
+        {"state": final, "steps": []},
+        {"state": final, "library": "later", "steps": [{"snap": True}, {"library": True}]},
+        {"state": initial, "library": "missing", "steps": [{"custom": d} for d in deltas] + [{"state": final}]},
+    ])
+    (now,), (before, after), (missing,) = out["views"]
+    assert "strong" in now["tags"] and "It is sunny in Tokyo." in now["text"]
+    for plain in (before, missing):
+        assert "It is **sunny** in *Tokyo*." in plain["text"], "the turn as the model wrote it"
+        assert {"strong", "em", "ul", "p", "script"}.isdisjoint(plain["tags"])
+        for probe in (IMG_PROBE, SCRIPT_PROBE, "[click me](javascript:alert(1))"):
+            assert probe in plain["text"], probe
+    assert after["text"] == now["text"] and after["tags"] == now["tags"], "drawn again once it loaded"
+    assert len(out["imports"]) == 1, "the page imports the library once, whichever views ask"
 
 
 @node
@@ -532,22 +659,90 @@ def test_js_settles_cards_of_reused_ids_and_cleans_text_as_the_saved_transcript(
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]", saved["text"])
 
 
-MARKDOWN_CASES = [
-    "**bold** and *it* and _em_ and __strong__ and snake_case and a.__b",
+class _Words(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.words.append(data)
+
+
+def words(text: str) -> str:
+    """The text a reader sees, whitespace left out: the live view lays out with CSS gaps where
+    the static HTML has spaces."""
+    return re.sub(r"\s+", "", text)
+
+
+@node
+def test_live_view_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> None:
+    """Header, prompt, tool cards, logs, results, media, state deltas, errors, the cut marker and
+    usage read the same live (run_view.js) as saved (render.py), markdown included."""
+    cut = FunctionCall("slow", {"n": 1}, id="s1")
+    events = [*full_run(),
+              Event("bot", Content.user("and tomorrow?"), usage=Usage(3, 4, 7)),
+              Event("bot", actions=EventActions(state_delta={"user:name": "Ana", "big": list(range(100))},
+                                                artifact_delta={"report.pdf": 2}, transfer_to_agent="helper")),
+              Event("bot", Content("model", [Part(function_call=cut)]), long_running_tool_ids=["s1"]),
+              Event("bot", Content.model("| a | b |\n|--|--|\n| **1** | [x](mailto:a@b.c) |"),
+                    metadata={"finish_reason": "max_tokens", "model": "scripted-2"}, usage=Usage(1, 5, 6)),
+              Event("bot", error=AdkError.tool(f"bad {SCRIPT_PROBE}"))]
+    _, _, final, _ = tracked_run(events)
+    final = {**final, "notice": "a tiny offline demo model", "error": "model.internal: the provider hung up"}
+    (view,) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
+    saved = _Words()
+    saved.feed(state_html(final))
+    # The one thing only the live view has: an inline PDF's viewer, opened on demand ("preview").
+    live = words(view[0]["shown"]).replace("preview", "", 1)
+    assert live == words("".join(saved.words))
+    for shown in ("you:andtomorrow?", "state:user:name=Ana", "artifactreport.pdfv2", "transfertohelper", "🔧slow",
+                  "✂cutat5tokens", "⚠tool.internal:bad<script>", "ℹatinyofflinedemomodel", "tokens:26in·41out·67total"):
+        assert shown in live, shown
+
+
+@node
+def test_js_formats_numbers_as_python(tmp_path: Path) -> None:
+    """Durations, sizes and counts: the same digits live and saved, whatever the browser's locale."""
+    out = run_js(tmp_path, [])["formats"]
+    assert out["durations"] == [_duration(s) for s in FORMATS["durations"]]
+    assert out["sizes"] == [_size(n) for n in FORMATS["sizes"]]
+    assert out["counts"] == [f"{n:,}" for n in FORMATS["counts"]]
+    assert out["sizes"][3] == "1.3 KB" and out["durations"][10] == "1.3 s", "a tie rounds up on both sides"
+
+
+MARKDOWN_CASES = [  # what models write, and what they might write to break out of the view
+    "**bold** and *it* and _em_ and __strong__ and snake_case and a.__b and 2*3*4 and ~~gone~~",
     "`a *b* <c>` then [site](https://example.com/?a=1&b=2) and [x](https://e.com/*a*)",
-    "one\ntwo\n\nthree",
-    "# Title\n## Sub *x*\n- a\n- **b**\n\n1. x\n2) y\ntext\n- item\n  more",
-    "```python\nif a < b: **x**\n```\nafter\n```\nunclosed <b>",
+    "one\ntwo\n\nthree\r\nfour\rfive",
+    "# Title\n## Sub *x*\n###### six\n####### seven\nSetext\n===\n## closed ##\n- a\n- **b**\n\n1. x\n2) y\ntext\n- item\n  more",
+    "- a\n  - nested\n    1. deep\n- b\n\n3. starts at three\n4. four\n\n- [ ] task\n* star\n+ plus",
+    ("```python\nif a < b: **x**\n```\nafter\n~~~js title\nconst s = '</code></pre><script>';\n~~~\n    indented <i>\n\n"
+    "`` a ` b `` and ```\nunclosed <b>"),
+    "| a | b | c |\n|:--|:-:|--:|\n| `x\\|y` | **z** | [l](https://x.y) |\n| <i> | \U0001f600 |\n\nnot | a | table",
+    "> quote **b**\n> > nested\n\n---\n***\n___\n\n\\*not em\\* \\<b\\> \\`x\\` &copy; &amp; &#x3C;script&#x3E; &bogus;",
     JS_LINK + " " + IMG_PROBE + " " + SCRIPT_PROBE,
-    '[x](https://e.com" onmouseover="alert(1)) [y](data:text/html,<b>)',
+    '[x](https://e.com" onmouseover="alert(1)) [y](data:text/html,<b>) [z](https://a.b "title <t>")',
+    "<div onclick=x>hi</div>\n\n<!-- comment -->\n<a href=\"javascript:x\">y</a>\n<svg onload=alert(1)><iframe src=x>",
+    ("[a](https://例え.jp/パス?q=ü#frag) [b](HTTPS://EXAMPLE.COM/%zz) [c](<https://a.b/with space>) "
+    "[d](https://a.b/(paren)) [e](mailto:ana@example.com) [f](ftp://x.y) [g](//evil.com) [h](JaVaScRiPt:alert(1)) "
+    "[i](java\nscript:alert(1)) [j](vbscript:x) [k](file:///etc/passwd) [l](data:image/png;base64,AAAA) "
+    "[m](  https://spaced.example  ) [n](https://a.b/\u202etxt.exe) [o](https://xn--e1afmkfd.xn--p1ai/)"),
+    ("<javascript:alert(1)> <https://a.b/c?d=<e>> <ana@example.com> <mailto:x@y.z> https://bare.link www.x.com "
+    "![img](https://e.com/track.png) ![](javascript:alert(1))"),
+    "[ref] and [Ref][] and [ẞ][ß] and [x][missing]\n\n[ref]: https://r.example/a_b\n[ß]: https://s.example \"t\"",
     "**`code` in bold** and *[link](http://a.b)* and [`x` y](https://a.b/c)",
-    "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d)",
-    "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05 \ud800lone\udfff \U0001f600 \u2028",
+    "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d) and <https://a.b/`x`>",
+    "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05\x07\x7f\x85 \ud800lone\udfff \U0001f600 \u2028",
+    ("\U0001f600 \U0001f469\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5 **\U0001f525bold\U0001f525** "
+    "\U0001f600*x*\U0001f600 \uff0afull\uff0a x_y_z \u200bzero\u200bwidth \ufeffbom"),
     "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
+    ">" * 120 + " deep\n\n" + "*" * 60 + "x" + "*" * 60 + "\n\n" + "[" * 50 + "a" + "]" * 50,
 ]
 
 
 @node
 def test_js_markdown_matches_python(tmp_path: Path) -> None:
+    """The vendored markdown-it in the widget and markdown-it-py in render.py: the same HTML."""
     out = run_js(tmp_path, [], MARKDOWN_CASES)["markdown"]
-    assert out == [markdown_to_html(text) for text in MARKDOWN_CASES]
+    for text, js in zip(MARKDOWN_CASES, out, strict=True):
+        assert js == markdown_to_html(text), text

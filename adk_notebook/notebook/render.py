@@ -3,7 +3,8 @@
 `state_html` / `state_text` draw the JSON-ready state that `transcript.Transcript` folds from a
 run's events; the live widget (`widgets.run_view`) keeps the same state and its front end draws
 it, and these draw it for nbconvert, GitHub, VS Code and logs. A finished model turn is shown as
-a small, safe markdown (`markdown_to_html`); `table_html` draws the `%adk` tables.
+markdown (`markdown_to_html`, the same markdown-it as the live view); `table_html` draws the
+`%adk` tables.
 
 Safety: every string that came from a user, a model or a tool goes through `html.escape`
 before it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type
@@ -19,12 +20,19 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from ..core.errors import AdkError
 
 __all__ = [
     "IMAGE_TYPES",
+    "MARKDOWN",
     "clean_text",
     "cut_note",
     "error_line",
@@ -68,6 +76,9 @@ def error_line(error: BaseException | str) -> str:
     return cap(line, 500)
 
 
+_SPACE = " \t\n\r\f\v"  # what safeUrl in run_view.js trims too: ASCII spaces only
+
+
 def safe_url(url: str | None) -> str | None:
     """`url` when it may become a link (http, https, or data: of an allowed type), else None."""
     if not url:
@@ -88,134 +99,78 @@ def cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit:,} more characters)"
 
 
+def _fixed(x: float, digits: int = 0) -> str:
+    """`x` (not negative) to `digits` decimals, a tie rounded up, as JavaScript's toFixed and
+    Math.round do: Python's own formatting rounds a tie to even, and the live view
+    (run_view.js fmtSize, fmtDuration) must show the same digits as the saved transcript."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
 def _size(n: int | None) -> str:
     if n is None:
         return ""
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:
-        return f"{n / 1024:.0f} KB" if n >= 10 * 1024 else f"{n / 1024:.1f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
+        return f"{_fixed(n / 1024)} KB" if n >= 10 * 1024 else f"{_fixed(n / 1024, 1)} KB"
+    return f"{_fixed(n / (1024 * 1024), 1)} MB"
 
 
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return ""
     if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
+        return f"{_fixed(seconds * 1000)} ms"
     if seconds < 60:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+        return f"{_fixed(seconds, 1)} s"
+    return f"{int(seconds // 60)} min {_fixed(seconds % 60)} s"
 
 
 # -- markdown ----------------------------------------------------------------------------------
-# ASCII classes (\s, \w, \d) and ASCII case folding, as in JavaScript, so that the widget's
-# renderer (run_view.js) draws every text exactly as this one; _SPACE is the same for strip().
-_ASCII = re.ASCII
-_SPACE = " \t\n\r\f\v"
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+.#-]*)", _ASCII)
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$", _ASCII)
-_BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.*)$", _ASCII)
-_NUMBER = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+(.*)$", _ASCII)
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-# Code spans and links in one pass, leftmost first: a link's URL is never searched for code
-# spans (no <code> inside an href), and a code span's text never becomes a link.
-_CODE_OR_LINK = re.compile(r"`([^`\n]+)`|\[([^\]\n]+)\]\((https?://[^\s()]+)\)", _ASCII | re.IGNORECASE)
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])", _ASCII)
-_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])",
-                     _ASCII)
-_HOLE = re.compile("\x00(\\d+)\x00")
+# One markdown for both sides: markdown-it-py here and markdown-it (its original, vendored in
+# widgets/vendor at the version markdown-it-py ports) in the live view, which
+# `widgets.markdown_library` hands this same description, so a turn looks the same live and
+# saved (tests/test_run_view.py).
+# No raw HTML, no images (a remote image would load while the notebook is read), links only to
+# these schemes, opened in a new tab.
+MARKDOWN: dict[str, Any] = {
+    "preset": "default",
+    "options": {"html": False, "linkify": False, "typographer": False, "breaks": True},
+    "disable": ["image"],
+    "link_schemes": ["http:", "https:", "mailto:"],
+    "link_attrs": {"target": "_blank", "rel": "noopener noreferrer"},
+}
 
 
-def _inline(text: str) -> str:
-    """Inline markup on already escaped text: code spans, links, bold, italic."""
-    holes: list[str] = []
+class _Markdown(MarkdownIt):
+    """markdown-it with MARKDOWN's links (its own rule refuses only javascript:, vbscript:,
+    file: and most data: URLs)."""
 
-    def hold(html_text: str) -> str:
-        holes.append(html_text)
-        return f"\x00{len(holes) - 1}\x00"
+    def validateLink(self, url: str) -> bool:
+        # the URL is normalised by then: percent-encoded ASCII, so lower() is the same as in JS
+        return url.lower().startswith(tuple(MARKDOWN["link_schemes"]))
 
-    def code(span: str) -> str:
-        return hold(f"<code>{span}</code>")
 
-    def code_or_link(m: re.Match[str]) -> str:
-        if m[1] is not None:
-            return code(m[1])
-        label = _CODE_SPAN.sub(lambda c: code(c[1]), m[2])
-        href = m[3].replace("`", "%60")
-        return hold(f'<a href="{href}" target="_blank" rel="noopener noreferrer">{label}</a>')
+def _link_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    for name, value in MARKDOWN["link_attrs"].items():
+        tokens[idx].attrSet(name, value)
+    return renderer.renderToken(tokens, idx, options, env)
 
-    text = _CODE_OR_LINK.sub(code_or_link, text)
-    text = _BOLD.sub(lambda m: f"<strong>{m[1] or m[2]}</strong>", text)
-    text = _ITALIC.sub(lambda m: f"<em>{m[1] or m[2]}</em>", text)
-    while "\x00" in text:
-        text = _HOLE.sub(lambda m: holes[int(m[1])], text)
-    return text
+
+def _markdown() -> MarkdownIt:
+    md = _Markdown("js-" + MARKDOWN["preset"], MARKDOWN["options"]).disable(MARKDOWN["disable"])
+    md.add_render_rule("link_open", _link_open)
+    return md
+
+
+_MD = _markdown()
 
 
 def markdown_to_html(text: str) -> str:
-    """A small, safe markdown: the text is escaped first, then a subset becomes markup.
-
-    The subset: paragraphs (a single newline is a line break), headings (`#`), **bold**,
-    *italic*, `code`, fenced code blocks, flat bulleted and numbered lists, and links whose
-    URL is http(s). Anything else (raw HTML included) shows as the text it is.
+    """A model's finished turn as HTML: markdown (CommonMark, tables, strikethrough) with
+    everything else shown as the text it is: raw HTML is escaped, `javascript:` links stay text.
     """
-    lines = escape(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")  # escape: no NUL left for holes
-    out: list[str] = []
-    para: list[str] = []
-    items: list[str] = []
-    list_tag = ""
-
-    def end_blocks() -> None:
-        nonlocal list_tag
-        if para:
-            out.append("<p>" + "<br>".join(_inline(ln) for ln in para) + "</p>")
-            para.clear()
-        if items:
-            out.append(f"<{list_tag}>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + f"</{list_tag}>")
-            items.clear()
-            list_tag = ""
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = _FENCE.match(line)
-        if fence:
-            end_blocks()
-            marker, lang = fence[1], fence[2]
-            body: list[str] = []
-            i += 1
-            while i < len(lines) and not lines[i].strip(_SPACE).startswith(marker):
-                body.append(lines[i])
-                i += 1
-            cls = f' class="language-{lang}"' if lang else ""
-            out.append(f"<pre><code{cls}>" + "\n".join(body) + "</code></pre>")
-            i += 1
-            continue
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(line)
-        number = None if bullet else _NUMBER.match(line)
-        if heading:
-            end_blocks()
-            level = len(heading[1])
-            out.append(f"<h{level}>{_inline(heading[2])}</h{level}>")
-        elif bullet or number:
-            tag = "ul" if bullet else "ol"
-            if para or (items and list_tag != tag):
-                end_blocks()
-            list_tag = tag
-            items.append((bullet or number)[1])  # type: ignore[index]
-        elif not line.strip(_SPACE):
-            end_blocks()
-        elif items and line.startswith((" ", "\t")):
-            items[-1] += " " + line.strip(_SPACE)  # a list item's continuation line
-        else:
-            if items:
-                end_blocks()
-            para.append(line)
-        i += 1
-    end_blocks()
-    return "".join(out)
+    return _MD.render(clean_text(text))
 
 
 # -- HTML --------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ adk_notebook/notebook/widgets/run_view.js) while a run goes on, and the static t
 
 Notebooks under test: notebooks/01_quickstart.ipynb, notebooks/03_multimodal.ipynb,
 notebooks/99_xss_probe.ipynb, and small ones written here (a slow-streaming model, a long
-tool to Stop, a tool returning an image and PDFs). Screenshots go to tests/browser/screenshots/.
+tool to Stop, a tool returning an image and PDFs, a run held while the page reloads). Screenshots go to tests/browser/screenshots/.
 """
 
 from __future__ import annotations
@@ -421,6 +421,49 @@ def test_transcript_survives_save_and_reload_without_widget_state(lab: Lab, lab_
     assert _wait_images(lab_page, transcript.locator("img")) == 1
     assert "https://example.com/reports/q4.pdf" in _hrefs(transcript.locator("a[href]"))
     lab_page.screenshot_of(lab_page.code_cells().nth(chat), "reloaded")
+
+
+# A run that waits in a tool after a markdown turn, so the page can be saved and reloaded mid-run.
+MID_RUN = [
+    "%load_ext adk_notebook\nfrom adk_notebook import FunctionCall, ScriptedModel\nimport asyncio",
+    HELD,
+    '''%%tool
+async def pause() -> dict:
+    """Wait while the browser test reloads the page."""
+    await held("midrun.hold")
+    return {"paused": True}''',
+    'model = ScriptedModel([["Let me **check** that.", FunctionCall("pause", {})], "All *done*."])',
+    "%%agent checker --model model --tools pause\nCheck things.",
+    "%%chat checker\nCheck it.",
+]
+
+
+def test_a_page_reloaded_mid_run_draws_the_live_view_again(lab: Lab, lab_page: LabPage) -> None:
+    """Saved and reloaded while the run waits in a tool (the kernel goes on): the live view comes
+    back from the kernel's widget models, its finished turn drawn as markdown by the kernel's one
+    markdown-it library model, and it shows the end of the run when it comes."""
+    path = write_notebook(lab, "midrun.ipynb", MID_RUN)
+    chat = code_index(lab, path, "%%chat")
+    lab_page.open(path)
+    lab_page.hold("midrun.hold")
+    try:
+        lab_page.run_all()
+        bold = lab_page.widgets(chat).locator(".adk-rv-text strong")
+        lab_page.wait_for(lambda: bold.count() == 1, 120, "the first turn drawn as markdown")
+        lab_page.save()
+        lab_page.page.reload(wait_until="domcontentloaded")
+        lab_page.wait_for(lambda: bold.count() == 1, 60, "the live view, markdown drawn, after the reload")
+        assert bold.inner_text() == "check"
+        shot = lab_page.run_snapshot(chat)
+        assert shot["kind"] == "live" and shot["status"].startswith("running"), shot
+        lab_page.screenshot_of(lab_page.widgets(chat), "reloaded")
+    finally:
+        lab_page.release("midrun.hold")
+    # This page did not send the execute request, so the transcript does not replace the view
+    # here; the view takes the run's final state from its model.
+    lab_page.wait_for(lambda: lab_page.run_snapshot(chat).get("status") == "done", 60, "the run to end in the view")
+    assert lab_page.widgets(chat).locator(".adk-rv-text em").inner_text() == "done"
+    assert lab_page.pwned() is None
 
 
 # -- XSS -----------------------------------------------------------------------------------

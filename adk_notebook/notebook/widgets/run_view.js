@@ -4,6 +4,7 @@
  *
  * Model state: `state`, the whole run (see transcript.py `Transcript.state()`). The kernel sets it
  * when the run starts and once more when it ends; a saved notebook keeps the final one.
+ * `markdown`, a reference to the kernel's markdown library model (markdown_library.py).
  * Custom messages from the kernel (never saved):
  *   {type: "delta", seq, ops}                what changed since delta seq-1 (ops: transcript.py)
  *   {type: "snapshot", nonce, seq, state}    the answer to this view's {type: "sync", ...}
@@ -13,9 +14,11 @@
  * asks for a snapshot, and applies the deltas that follow it; deltas that arrive after a gap
  * wait for the snapshot.
  *
- * Safety: text from the run reaches the DOM only through textContent / Text nodes. Attributes
- * are set only from checked values: image data URLs of an allowed type, http(s) links, and
- * blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
+ * Safety: text from the run reaches the DOM through textContent / Text nodes, or, for a finished
+ * model turn, as markdown-it's HTML (raw HTML escaped, links only to MARKDOWN's link_schemes: the
+ * string render.py saves), parsed by DOMParser in an inert document and moved in. Other
+ * attributes are set only from checked values: image data URLs of an allowed type, http(s)
+ * links, and blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
  * goes through `clean` first, as render.py's clean_text: no control characters, no lone
  * surrogates, so the live view shows the same characters as the saved transcript.
  */
@@ -62,6 +65,9 @@ function h(tag, className, text) {
   return node;
 }
 
+/** @param {string} text @returns {string} text without leading and trailing ASCII spaces (Python's strip(_SPACE)) */
+const trimSpace = (text) => text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
+
 /** @param {unknown} url @returns {string | null} an URL that may become a link, else null */
 function safeUrl(url) {
   if (typeof url !== "string") return null;
@@ -75,7 +81,7 @@ function safeUrl(url) {
   return null;
 }
 
-/** @param {number | null | undefined} s */
+/** @param {number | null | undefined} s @returns {string} as render.py _duration (toFixed and Math.round: a tie rounds up) */
 function fmtDuration(s) {
   if (s == null) return "";
   if (s < 1) return `${Math.round(s * 1000)} ms`;
@@ -83,7 +89,7 @@ function fmtDuration(s) {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
-/** @param {number | null | undefined} n */
+/** @param {number | null | undefined} n @returns {string} as render.py _size */
 function fmtSize(n) {
   if (n == null) return "";
   if (n < 1024) return `${n} B`;
@@ -91,9 +97,12 @@ function fmtSize(n) {
   return `${(n / 1048576).toFixed(1)} MB`;
 }
 
+/** @param {unknown} n @returns {string} n with thousands separators, as Python's f"{n:,}" (whatever the browser's locale) */
+const fmtCount = (n) => Number(n).toLocaleString("en-US");
+
 /** @param {number | null | undefined} tokens @returns {string} the marker of an answer the token limit cut (render.py cut_note) */
 function cutNote(tokens) {
-  const at = tokens ? `at ${Number(tokens).toLocaleString("en-US")} tokens` : "at the token limit";
+  const at = tokens ? `at ${fmtCount(tokens)} tokens` : "at the token limit";
   return `✂ cut ${at}: the answer reached max_output_tokens`;
 }
 
@@ -105,144 +114,59 @@ function logTail(text) {
   return cut >= 0 && cut < tail.length - 1 ? tail.slice(cut + 1) : tail;
 }
 
-// -- markdown: the subset of render.py markdown_to_html, built with DOM nodes -------------------
-// render.py's patterns with its ASCII classes spelled out: here \s (and trim()) would also take
-// Unicode spaces, and "." would stop at U+2028/U+2029, where Python's do not.
-const FENCE = /^[ \t\n\v\f\r]{0,3}(`{3,}|~{3,})[ \t\n\v\f\r]*([\w+.#-]*)/;
-const HEADING = /^[ \t\n\v\f\r]{0,3}(#{1,6})[ \t\n\v\f\r]+([^\n]*?)[ \t\n\v\f\r]*#*[ \t\n\v\f\r]*$/;
-const BULLET = /^[ \t\n\v\f\r]{0,3}[-*+][ \t\n\v\f\r]+([^\n]*)$/;
-const NUMBER = /^[ \t\n\v\f\r]{0,3}\d{1,9}[.)][ \t\n\v\f\r]+([^\n]*)$/;
-const CODE_SPAN = /`([^`\n]+)`/g;
-// Code spans and links in one pass, leftmost first (as render.py): no code span inside a URL.
-const CODE_OR_LINK = /`([^`\n]+)`|\[([^\]\n]+)\]\((https?:\/\/[^ \t\n\v\f\r()]+)\)/gi;
-const BOLD =
-  /\*\*(?=[^ \t\n\v\f\r])([^\n]+?)(?<=[^ \t\n\v\f\r])\*\*|(?<![\w_])__(?=[^ \t\n\v\f\r])([^\n]+?)(?<=[^ \t\n\v\f\r])__(?![\w_])/g;
-const ITALIC =
-  /(?<![\w*])\*(?=[^ \t\n\v\f\r*])([^*\n]+?)(?<=[^ \t\n\v\f\r])\*(?![\w*])|(?<![\w_])_(?=[^ \t\n\v\f\r])([^_\n]+?)(?<=[^ \t\n\v\f\r])_(?![\w_])/g;
-/** @param {string} text @returns {string} text without leading and trailing ASCII spaces (Python's strip(_SPACE)) */
-const trimSpace = (text) => text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
-// Control characters mark markup while the text is rewritten: `clean` removed the input's own.
-const OPEN_STRONG = "\u0001", CLOSE_STRONG = "\u0002", OPEN_EM = "\u0003", CLOSE_EM = "\u0004", HOLE = "\u0005";
-const HOLES = /\u0005(\d+)\u0005/;
+// -- markdown: markdown-it from the kernel's library model, set up as render.py's MARKDOWN -------
+// The library reaches the page once per kernel, not in every run's module: the model's
+// `markdown` trait names a hidden model (markdown_library.py) holding markdown-it as an ES
+// module and render.py's MARKDOWN settings. It is imported once per page, by whichever view
+// asks first; until then, or if it cannot load, a finished turn shows as plain text.
+const LIBRARIES = "__adk_notebook_markdown__"; // on globalThis: digest -> Promise of markdown-it
 
-/** @param {string} text @param {Node} parent inline markup of one line, appended to parent */
-function renderInline(text, parent) {
-  /** @type {Node[]} */
-  const holes = [];
-  const hold = (/** @type {Node} */ node) => `${HOLE}${holes.push(node) - 1}${HOLE}`;
-  const code = (/** @type {string} */ span) => hold(h("code", null, span));
-  let s = text.replace(CODE_OR_LINK, (_, span, label, url) => {
-    if (span !== undefined) return code(span);
-    const a = /** @type {HTMLAnchorElement} */ (h("a"));
-    const parts = label.replace(CODE_SPAN, (/** @type {string} */ __, /** @type {string} */ c) => code(c)).split(HOLES);
-    parts.forEach((/** @type {string} */ part, /** @type {number} */ n) =>
-      a.appendChild(n % 2 ? holes[Number(part)] : document.createTextNode(part)));
-    a.href = url.replace(/`/g, "%60"); // matched ^https?:// above
-    a.target = "_blank";
-    a.rel = "noopener noreferrer";
-    return hold(a);
-  });
-  s = s.replace(BOLD, (_, a, b) => OPEN_STRONG + (a ?? b) + CLOSE_STRONG);
-  s = s.replace(ITALIC, (_, a, b) => OPEN_EM + (a ?? b) + CLOSE_EM);
-  /** @type {Node[]} */
-  const stack = [parent];
-  let i = 0;
-  let buf = "";
-  const top = () => stack[stack.length - 1];
-  const emit = () => {
-    if (buf) top().appendChild(document.createTextNode(buf));
-    buf = "";
-  };
-  while (i < s.length) {
-    const c = s[i];
-    if (c === OPEN_STRONG || c === OPEN_EM) {
-      emit();
-      const node = h(c === OPEN_STRONG ? "strong" : "em");
-      top().appendChild(node);
-      stack.push(node);
-    } else if (c === CLOSE_STRONG || c === CLOSE_EM) {
-      emit();
-      if (stack.length > 1) stack.pop();
-    } else if (c === HOLE) {
-      emit();
-      const end = s.indexOf(HOLE, i + 1);
-      top().appendChild(holes[Number(s.slice(i + 1, end))]);
-      i = end;
-    } else {
-      buf += c;
-    }
-    i += 1;
+/** @param {string} source an ES module @returns {Promise<any>} its default export */
+async function importModule(source) {
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  try {
+    return (await import(/* webpackIgnore: true */ url)).default;
+  } finally {
+    URL.revokeObjectURL(url);
   }
-  emit();
 }
 
-/** @param {string} text @returns {DocumentFragment} */
-function renderMarkdown(text) {
-  const out = document.createDocumentFragment();
-  const lines = clean(String(text)).replace(/\r\n?/g, "\n").split("\n");
-  /** @type {string[]} */ let para = [];
-  /** @type {string[]} */ let items = [];
-  let listTag = "";
-  const endBlocks = () => {
-    if (para.length) {
-      const p = h("p");
-      para.forEach((line, n) => {
-        if (n) p.appendChild(h("br"));
-        renderInline(line, p);
-      });
-      out.appendChild(p);
-      para = [];
-    }
-    if (items.length) {
-      const list = h(listTag);
-      for (const item of items) {
-        const li = h("li");
-        renderInline(item, li);
-        list.appendChild(li);
-      }
-      out.appendChild(list);
-      items = [];
-      listTag = "";
-    }
+/**
+ * @param {any} markdownit markdown-it
+ * @param {any} settings render.py's MARKDOWN
+ * @returns {(text: string) => string} text to the HTML render.py's markdown_to_html gives for it
+ */
+function markdownRenderer(markdownit, settings) {
+  const md = markdownit(settings.preset, settings.options).disable(settings.disable);
+  md.validateLink = (/** @type {string} */ url) =>
+    settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
+  md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+    for (const [name, value] of Object.entries(settings.link_attrs)) tokens[idx].attrSet(name, value);
+    return self.renderToken(tokens, idx, options);
   };
-  for (let i = 0; i < lines.length; i += 1) {
-    const line = lines[i];
-    const fence = FENCE.exec(line);
-    if (fence) {
-      endBlocks();
-      const body = [];
-      i += 1;
-      while (i < lines.length && !trimSpace(lines[i]).startsWith(fence[1])) body.push(lines[i++]);
-      const code = h("code", null, body.join("\n"));
-      if (fence[2]) code.className = `language-${fence[2]}`;
-      const pre = h("pre");
-      pre.appendChild(code);
-      out.appendChild(pre);
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    const bullet = BULLET.exec(line);
-    const number = bullet ? null : NUMBER.exec(line);
-    if (heading) {
-      endBlocks();
-      const node = h(`h${heading[1].length}`);
-      renderInline(heading[2], node);
-      out.appendChild(node);
-    } else if (bullet || number) {
-      const tag = bullet ? "ul" : "ol";
-      if (para.length || (items.length && listTag !== tag)) endBlocks();
-      listTag = tag;
-      items.push(/** @type {RegExpExecArray} */ (bullet || number)[1]);
-    } else if (!trimSpace(line)) {
-      endBlocks();
-    } else if (items.length && /^[ \t]/.test(line)) {
-      items[items.length - 1] += ` ${trimSpace(line)}`;
-    } else {
-      if (items.length) endBlocks();
-      para.push(line);
-    }
-  }
-  endBlocks();
+  return (text) => md.render(clean(String(text)));
+}
+
+/**
+ * @param {any} model the run's model
+ * @returns {Promise<(text: string) => string>} the renderer of its library model
+ */
+async function loadMarkdown(model) {
+  const ref = model.get("markdown");
+  if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_")) throw new Error("the run names no markdown library");
+  const library = await model.widget_manager.get_model(ref.slice("IPY_MODEL_".length));
+  /** @type {Map<string, Promise<any>>} */
+  const loaded = (/** @type {any} */ (globalThis)[LIBRARIES] ??= new Map());
+  const digest = library.get("digest");
+  if (!loaded.has(digest)) loaded.set(digest, importModule(library.get("source")));
+  return markdownRenderer(await loaded.get(digest), library.get("settings"));
+}
+
+/** @param {string} html markup from markdownRenderer @returns {DocumentFragment} it parsed in an inert document (nothing runs or loads) */
+function parseHtml(html) {
+  const parsed = new DOMParser().parseFromString(html, "text/html");
+  const out = document.createDocumentFragment();
+  out.append(...parsed.body.childNodes);
   return out;
 }
 
@@ -260,6 +184,8 @@ class RunDom {
     this.recs = [];
     /** @type {RunState | null} */
     this.state = null;
+    /** @type {((text: string) => string) | null} markdown-it, once loaded */
+    this.markdown = null;
     root.classList.add("adk-rv");
     this.head = h("div", "adk-rv-head");
     this.agent = h("span", "adk-rv-agent");
@@ -357,7 +283,7 @@ class RunDom {
       bits.push(fmtDuration(st.elapsed));
     }
     const u = st.usage;
-    if (u) bits.push(`tokens: ${u.input.toLocaleString()} in · ${u.output.toLocaleString()} out · ${u.total.toLocaleString()} total`);
+    if (u) bits.push(`tokens: ${fmtCount(u.input)} in · ${fmtCount(u.output)} out · ${fmtCount(u.total)} total`);
     this.meta.textContent = bits.join(" · ");
     const running = st.status === "running";
     this.stop.hidden = !running;
@@ -416,12 +342,19 @@ class RunDom {
     }
   }
 
-  /** @param {Rec} rec plain text while streaming, markdown once the turn has ended */
+  /** @param {(text: string) => string} markdown draw finished turns with it, those shown already too */
+  useMarkdown(markdown) {
+    this.markdown = markdown;
+    for (const rec of this.recs) if (rec.data.k === "text" && rec.data.done) this.drawText(rec);
+  }
+
+  /** @param {Rec} rec plain text while streaming, markdown once the turn has ended (and markdown-it is there) */
   drawText(rec) {
     if (rec.data.done) {
       rec.text = undefined;
       rec.node.classList.remove("adk-rv-streaming");
-      rec.node.replaceChildren(renderMarkdown(String(rec.data.text)));
+      rec.node.classList.toggle("adk-rv-plain", !this.markdown);
+      rec.node.replaceChildren(this.markdown ? parseHtml(this.markdown(String(rec.data.text))) : String(rec.data.text));
     } else {
       rec.text = document.createTextNode(String(rec.data.text));
       rec.node.classList.add("adk-rv-streaming");
@@ -476,7 +409,7 @@ class RunDom {
     rec.log.textContent = d.log || "";
     rec.log.hidden = !d.log;
     rec.log.scrollTop = rec.log.scrollHeight;
-    rec.logNote.textContent = d.log_dropped ? `… ${Number(d.log_dropped).toLocaleString()} earlier characters not shown` : "";
+    rec.logNote.textContent = d.log_dropped ? `… ${fmtCount(d.log_dropped)} earlier characters not shown` : "";
     rec.logNote.hidden = !d.log_dropped;
   }
 
@@ -621,7 +554,13 @@ export default {
     model.on("change:state", onState);
     load(model.get("state"));
     if (dom.status === "running") sync(); // deltas may have been sent before this view existed
+    let open = true;
+    loadMarkdown(model).then(
+      (markdown) => open && dom.useMarkdown(markdown),
+      (error) => console.warn("adk_notebook: markdown-it did not load, finished turns stay plain text:", error),
+    );
     return () => {
+      open = false;
       model.off("msg:custom", onCustom);
       model.off("change:state", onState);
       dom.dispose();

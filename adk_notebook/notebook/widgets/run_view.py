@@ -10,7 +10,8 @@ assignment (streaming 2,000 tokens into `ipywidgets.HTML.value` sent 14.4 MB). S
 tool progress travel as small deltas, batched every ~50 ms, and the whole state goes into the
 `state` trait twice: at the start (nearly empty) and at the end. Bytes over the comm grow
 linearly with the output. ipywidgets alone would need a JS extension package; plain
-`display(HTML)` updates resend the whole transcript per update.
+`display(HTML)` updates resend the whole transcript per update. The one library the view uses,
+markdown-it, is not in its module: it comes once per kernel (markdown_library.py).
 
 Flushing happens on the thread that calls `handle()` (the kernel's event loop), never on a
 timer thread: widget comms are not thread-safe. The first delta is sent at once (the first
@@ -36,25 +37,37 @@ from typing import Any
 
 import anywidget
 import traitlets
+from ipywidgets import widget_serialization  # type: ignore[import-untyped]
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
 from ..render import state_html, state_text
 from ..transcript import Transcript
+from .markdown_library import MarkdownLibrary, markdown_library
 
 __all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
 
 FLUSH_INTERVAL = 0.05  # seconds between two deltas at most once per interval
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _log = logging.getLogger(__name__)
+_HERE = Path(__file__).parent
 
 
 class RunWidget(anywidget.AnyWidget):
-    """The widget model: `state` holds the whole run (start and end); deltas go by `send()`."""
+    """The widget model: `state` holds the whole run (start and end); deltas go by `send()`.
 
-    _esm = Path(__file__).with_name("run_view.js")
-    _css = Path(__file__).with_name("run_view.css")
+    `markdown` names the kernel's one `MarkdownLibrary`, the markdown-it the view draws a
+    finished turn with (markdown_library.py says why it is not in this module).
+    """
+
+    _esm = _HERE / "run_view.js"
+    _css = _HERE / "run_view.css"
     state = traitlets.Dict().tag(sync=True)
+    markdown = traitlets.Instance(MarkdownLibrary).tag(sync=True, **widget_serialization)
+
+    @traitlets.default("markdown")
+    def _shared_library(self) -> MarkdownLibrary:
+        return markdown_library()
 
 
 class RunView:
