@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from ..core.errors import AdkError
 
@@ -209,7 +209,15 @@ class EvalSet(_Model):
                 if isinstance(data, list)
                 else cls.model_validate(data)
             )
-        except (ValidationError, KeyError, TypeError, AttributeError) as exc:
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(to_snake(p) if isinstance(p, str) else str(p) for p in e['loc'])}: {e['msg']}"
+                for e in exc.errors(include_url=False)[:5]
+            )
+            raise _error(
+                f"{str(path)!r} is not a valid google-adk eval set: {problems}."
+            ) from exc
+        except (KeyError, TypeError, AttributeError) as exc:
             raise _error(
                 f"{str(path)!r} is neither google-adk's EvalSet shape nor its older .test.json list: {exc}"
             ) from exc

@@ -12,7 +12,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adk_notebook import Content, FunctionCall, FunctionModel, LlmAgent, LlmRequest, LlmResponse, Part, tool
+from adk_notebook import (
+    Content,
+    FunctionCall,
+    FunctionModel,
+    LlmAgent,
+    LlmRequest,
+    LlmResponse,
+    Part,
+    tool,
+)
 
 DATA = Path(__file__).parent / "data"
 PLAYS: dict[str, Any] = json.loads((DATA / "actual.json").read_text(encoding="utf-8"))
@@ -54,12 +63,21 @@ def play(request: LlmRequest) -> LlmResponse:
     step = PLAYS.get(message, {"calls": [], "answer": "I do not know."})
     if done < len(step["calls"]):
         name, args = step["calls"][done]
-        return LlmResponse(content=Content("model", [Part(function_call=FunctionCall(name, args))]))
+        return LlmResponse(
+            content=Content("model", [Part(function_call=FunctionCall(name, args))])
+        )
     user = (request.system_instruction or "").removeprefix("The user is ").rstrip(".")
-    return LlmResponse(content=Content.model(step["answer"].replace("{user_name}", user)), finish_reason="stop")
+    return LlmResponse(
+        content=Content.model(step["answer"].replace("{user_name}", user)),
+        finish_reason="stop",
+    )
 
 
 def make_agent(instruction: str = "The user is {user_name?}.") -> LlmAgent:
     """A fresh agent (the factory evaluate and run_batch call, on a Ray worker too)."""
-    return LlmAgent(name="weather", model=FunctionModel(play), instruction=instruction,
-                    tools=[get_weather, get_time, set_light, get_light])
+    return LlmAgent(
+        name="weather",
+        model=FunctionModel(play),
+        instruction=instruction,
+        tools=[get_weather, get_time, set_light, get_light],
+    )
