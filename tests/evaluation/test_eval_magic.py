@@ -14,13 +14,13 @@ from adk_notebook.evaluation import EvalReport, EvalSet
 
 
 @pytest.fixture(scope="module")
-def ip():  # noqa: ANN201 - IPython's InteractiveShell
+def ip():
     shell = get_ipython()
     shell.run_line_magic("load_ext", "adk_notebook")
     return shell
 
 
-def test_eval_scores_an_agent_in_the_namespace(ip) -> None:  # noqa: ANN001
+def test_eval_scores_an_agent_in_the_namespace(ip) -> None:
     ip.user_ns["bot"] = make_agent()
     report = ip.run_line_magic("adk", f"eval bot {DATA / 'legacy' / 'home.test.json'}")
     assert isinstance(report, EvalReport) and report.passed
@@ -37,7 +37,7 @@ def test_eval_scores_an_agent_in_the_namespace(ip) -> None:  # noqa: ANN001
         ip.run_line_magic("adk", "eval bot")
 
 
-def test_eval_save_turns_the_chat_into_a_case_that_passes(ip, tmp_path: Path) -> None:  # noqa: ANN001
+def test_eval_save_turns_the_chat_into_a_case_that_passes(ip, tmp_path: Path) -> None:
     ip.user_ns["bot"] = make_agent()
     ip.run_cell_magic(
         "chat", "bot --session talk --state user_name=Ana", "Hi, who am I?"
