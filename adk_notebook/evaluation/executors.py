@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal, TypeVar
@@ -130,13 +131,18 @@ async def _map_ray(
             except (
                 ray.exceptions.RayError
             ) as exc:  # the worker died, or the task could not start
-                results.append(
-                    on_error(
-                        item,
-                        f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}",
-                    )
-                )
+                results.append(on_error(item, _reason(exc)))
         return results
     finally:
         if started:
             ray.shutdown()
+
+
+def _reason(exc: Exception) -> str:
+    """A Ray error in one line: its class and the last line of its message (the cause), no colours."""
+    lines = [
+        line
+        for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines()
+        if line.strip()
+    ]
+    return f"{type(exc).__name__}: {lines[-1].strip() if lines else ''}"
