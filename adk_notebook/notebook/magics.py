@@ -214,7 +214,7 @@ class AdkMagics(Magics):
 
         %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
         %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
-        %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH (see eval_command.py)
+        %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
         """
         if line.split(maxsplit=1)[:1] == ["eval"]:  # its own parser; the evaluation package loads on first use
             from .eval_command import eval_command

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eval_agents import DATA, make_agent
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import get_ipython
+from IPython.testing import globalipapp
 
 from adk_notebook.evaluation import EvalReport, EvalSet
 
 
-@pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "adk_notebook")
-    return shell
+@pytest.fixture()
+def ip() -> Iterator[Any]:
+    """IPython's one global shell (whichever test module starts it), left as it was found."""
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()
+    shell.run_cell("%load_ext adk_notebook")
+    before = set(shell.user_ns)
+    yield shell
+    for name in set(shell.user_ns) - before:
+        del shell.user_ns[name]
+    shell.run_line_magic("adk", "reset")
 
 
 def test_eval_scores_an_agent_in_the_namespace(ip) -> None:
