@@ -25,6 +25,7 @@ from adk_notebook import (
     LlmAgent,
     LlmRequest,
     Part,
+    tool,
 )
 from adk_notebook.evaluation import EvalCase, EvalSet, Invocation, ToolUse, evaluate
 
@@ -38,9 +39,8 @@ GOOGLE_ADK = Peer(
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 
 
-async def get_weather(
-    city: str,
-) -> dict:  # plain: the agent makes it a tool, on the worker too
+@tool
+async def get_weather(city: str) -> dict:
     """Get the current weather for a city (a slow service: 50 ms)."""
     await asyncio.sleep(0.05)
     return {"city": city, "condition": "sunny"}
