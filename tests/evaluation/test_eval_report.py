@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,12 +15,14 @@ from adk_notebook.evaluation import (
     EvalSet,
     FinalResponseMatch,
     Invocation,
+    ToolTrajectory,
     assert_passes,
     case_from_events,
     evaluate,
     evaluate_sync,
     run_batch,
 )
+from adk_notebook.evaluation.metrics import metric_from_criterion
 
 
 def test_a_google_adk_file_saves_back_unchanged(tmp_path: Path) -> None:
@@ -140,20 +144,25 @@ def _broken(request: LlmRequest) -> str:
 
 
 async def test_the_judge_samples_at_once_and_takes_the_majority() -> None:
-    verdicts = iter(
-        [
-            '{"is_the_agent_response_valid": "valid"}',
-            "no verdict",
-            '{"is_the_agent_response_valid": "invalid"}',
-            '{"reasoning": "same", "is_the_agent_response_valid": "valid"}',
-        ]
-        * 20
-    )
-    prompts: list[str] = []
+    verdicts = [
+        '{"is_the_agent_response_valid": "valid"}',
+        "no verdict",
+        '{"is_the_agent_response_valid": "invalid"}',
+        '{"reasoning": "same", "is_the_agent_response_valid": "valid"}',
+    ]
+    asked: Counter[str] = Counter()
+    in_flight = most = 0
 
-    def judge(request: LlmRequest) -> str:
-        prompts.append(request.contents[-1].text)
-        return next(verdicts)
+    async def judge(request: LlmRequest) -> str:
+        nonlocal in_flight, most
+        prompt = request.contents[-1].text
+        asked[prompt] += 1
+        verdict = verdicts[(asked[prompt] - 1) % 4]
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return verdict
 
     metric = FinalResponseMatch(judge=FunctionModel(judge), samples=4)
     report = await evaluate(
@@ -162,13 +171,34 @@ async def test_the_judge_samples_at_once_and_takes_the_majority() -> None:
         {"final_response_match": 0.5},
         metrics={"final_response_match": metric},
     )
-    assert len(prompts) == 4 * 8  # every invocation, four samples each
-    assert "It rains in Paris right now." in "".join(
-        prompts
+    assert sorted(asked.values()) == [4] * 8  # every invocation, four samples each
+    assert most >= 4  # the samples of an invocation were asked at the same time
+    assert any(
+        "It rains in Paris right now." in p for p in asked
     )  # the reference reaches the judge
     assert all(
         c.metrics["final_response_match"].score == 1.0 for c in report.cases
     )  # 2 valid, 1 invalid, 1 none
+
+
+def test_test_config_criteria_choose_the_metric_options() -> None:
+    judge = {
+        "threshold": 0.8,
+        "judge_model_options": {"judge_model": "openai:gpt-4o-mini", "num_samples": 3},
+    }
+    metric, threshold = metric_from_criterion("final_response_match_v2", judge, {})
+    assert metric == FinalResponseMatch(
+        judge="openai:gpt-4o-mini", samples=3, name="final_response_match_v2"
+    )
+    assert threshold == 0.8
+    camel = {"threshold": 1, "matchType": "ANY_ORDER", "ignoreArgs": True}
+    assert metric_from_criterion("tool_trajectory_avg_score", camel, {})[
+        0
+    ] == ToolTrajectory("any_order", "ignore")
+    with pytest.raises(AdkError, match="EXACT, IN_ORDER or ANY_ORDER"):
+        metric_from_criterion(
+            "tool_trajectory_avg_score", {"threshold": 1, "match_type": "SOME"}, {}
+        )
 
 
 async def test_cases_run_concurrently_and_run_batch_keeps_the_order() -> None:
