@@ -178,7 +178,7 @@ class EvalReport:
             )
             case_scores = "".join(_score_cell(case.metrics.get(n), span) for n in names)
             if not case.invocations:
-                rows.append(f"<tr>{first}<td colspan=4></td>{case_scores}</tr>")
+                rows.append(f"<tr>{first}<td colspan=5></td>{case_scores}</tr>")
             for number, inv in enumerate(case.invocations):
                 cells = (
                     f"<td>{escape(inv.expected.user_text)}</td>"
