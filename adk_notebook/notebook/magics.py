@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
@@ -26,6 +26,9 @@ from .display import Display
 from .kernel import ChatPlan, ChatResult
 from .tables import agent_card, tool_cards
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..evaluation import EvalReport
 
 __all__ = ["AdkMagics", "split_chat_line"]
 
@@ -206,12 +209,17 @@ class AdkMagics(Magics):
     @argument("--use", metavar="VAR", help="sessions: keep chat sessions in this session service from now on.")
     @no_var_expand
     @line_magic
-    def adk(self, line: str) -> Display:
+    def adk(self, line: str) -> Display | EvalReport:
         """Look at the notebook's tools, agents, sessions and state, and what a model receives.
 
         %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
         %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
+        %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
         """
+        if line.split(maxsplit=1)[:1] == ["eval"]:  # its own parser; the evaluation package loads on first use
+            from .eval_command import eval_command
+
+            return eval_command(self.workspace, line.strip()[len("eval") :])
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
         needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL"}
