@@ -518,3 +518,37 @@ class ErrorCode(StrEnum):
         "invalid_limit",
         "A PythonCodeExecutor limit (timeout, memory_limit, max_output) is not a positive number. Pass a whole number above 0.",
     )
+
+    # Evaluation
+    INVALID_EVAL_SET = (
+        "invalid_eval_set",
+        "An eval set file is not in google-adk's .test.json or .evalset.json shape (the message names the field). Fix the file.",
+    )
+    INVALID_CRITERIA = (
+        "invalid_criteria",
+        "A criterion names an unknown metric or has a threshold that is not a number. Use a metric the message lists, or pass metrics={name: fn}.",
+    )
+    MISSING_THRESHOLD = (
+        "missing_threshold",
+        "A custom metric was passed without a threshold in criteria. Add criteria={name: threshold}.",
+    )
+    WORKER_FAILED = (
+        "worker_failed",
+        "The worker that ran an eval case died (a Ray worker or its node). The case is marked error; the others go on.",
+    )
+    INVALID_CONCURRENCY = (
+        "invalid_concurrency",
+        "max_concurrency is below 1. Pass a whole number of at least 1.",
+    )
+    AGENT_NOT_FACTORY = (
+        "agent_not_factory",
+        'executor="ray" needs a factory that builds the agent on the worker, not an agent object. Pass a zero-argument function returning the agent.',
+    )
+    UNKNOWN_EXECUTOR = (
+        "unknown_executor",
+        'executor= is neither "local" nor "ray". Pass one of them.',
+    )
+    NOT_AN_AGENT = (
+        "not_an_agent",
+        "The factory given to evaluate or run_batch returned something that is not an Agent. Return the agent from it.",
+    )

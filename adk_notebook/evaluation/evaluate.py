@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import Agent, Content, Event, InMemorySessionService, Part, Runner, RunResult
 from .._sync import run_sync
+from ..agents.base import Agent
+from ..core.content import Content, Part
 from ..core.errors import AdkError
+from ..core.events import Event
+from ..runner import Runner, RunResult
+from ..sessions.in_memory import InMemorySessionService
 from .evalset import (
     EvalCase,
     EvalContent,
