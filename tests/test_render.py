@@ -358,6 +358,10 @@ def test_transcript_ops_coalesce_streamed_text() -> None:
     ("[`x` y](https://a.b/`c`/d)", ('<p><a href="https://a.b/%60c%60/d" target="_blank" rel="noopener noreferrer">'
                                     "<code>x</code> y</a></p>")),
     ("\ue000x\ue004 **b**", "<p>\ue000x\ue004 <strong>b</strong></p>"),
+    # Overlapping spans still nest, as the widget's DOM does: a close ends the innermost open tag.
+    ("_a __b_ c__", "<p><em>a <strong>b</strong> c</em></p>"),
+    ("**a *b** c*", "<p><strong>a <em>b</em> c</strong></p>"),
+    ("_<i>__x_\u00e9__", "<p><em>&lt;i&gt;<strong>x</strong>\u00e9</em></p>"),
     ("", ""),
 ])
 def test_markdown_subset(source: str, expected: str) -> None:

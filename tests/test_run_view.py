@@ -513,7 +513,7 @@ MARKDOWN_CASES = [
     "**`code` in bold** and *[link](http://a.b)* and [`x` y](https://a.b/c)",
     "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d)",
     "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05 \ud800lone\udfff \U0001f600 \u2028",
-    "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
+    "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",    "_a __b_ c__ and **a *b** c* and _<script>window.__pwned=1</script>_é__é_",
 ]
 
 

@@ -125,6 +125,11 @@ _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w_])__(?=\S)(.+?)(?<=\S)__
 _ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])",
                      _ASCII)
 _HOLE = re.compile("\x00(\\d+)\x00")
+# Bold and italic are marked with control characters (`escape` removed the text's own), then
+# drawn with a stack as run_view.js builds its DOM: a close mark ends the innermost open tag, so
+# overlapping spans (`_a __b_ c__`) still nest, and both renderers draw the same tags.
+_MARKS = {"\x01": "strong", "\x03": "em"}
+_MARK = re.compile("[\x01-\x04]")
 
 
 def _inline(text: str) -> str:
@@ -146,11 +151,32 @@ def _inline(text: str) -> str:
         return hold(f'<a href="{href}" target="_blank" rel="noopener noreferrer">{label}</a>')
 
     text = _CODE_OR_LINK.sub(code_or_link, text)
-    text = _BOLD.sub(lambda m: f"<strong>{m[1] or m[2]}</strong>", text)
-    text = _ITALIC.sub(lambda m: f"<em>{m[1] or m[2]}</em>", text)
+    text = _BOLD.sub(lambda m: f"\x01{m[1] or m[2]}\x02", text)
+    text = _ITALIC.sub(lambda m: f"\x03{m[1] or m[2]}\x04", text)
+    if "\x01" in text or "\x03" in text:
+        text = _nest(text)
     while "\x00" in text:
         text = _HOLE.sub(lambda m: holes[int(m[1])], text)
     return text
+
+
+def _nest(text: str) -> str:
+    """The bold/italic marks of `text` as tags, each close mark ending the innermost open tag."""
+    out: list[str] = []
+    open_tags: list[str] = []
+    last = 0
+    for m in _MARK.finditer(text):
+        out.append(text[last : m.start()])
+        last = m.end()
+        tag = _MARKS.get(m[0])
+        if tag is not None:
+            open_tags.append(tag)
+            out.append(f"<{tag}>")
+        elif open_tags:
+            out.append(f"</{open_tags.pop()}>")
+    out.append(text[last:])
+    out.extend(f"</{tag}>" for tag in reversed(open_tags))
+    return "".join(out)
 
 
 def markdown_to_html(text: str) -> str:
