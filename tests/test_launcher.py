@@ -112,7 +112,10 @@ def _user_texts(request: Any) -> list[str]:
 def repl_env(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "weather_tools.py").write_text(TOOLS_MODULE)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"}
-    env.update({"PYTHONPATH": str(tmp_path), "TERM": "xterm", "PYTHONUNBUFFERED": "1"})
+    # The inherited PYTHONPATH stays behind tmp_path: it may name the tree under test (a worktree
+    # run against a venv that has another checkout installed), which the console must import.
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    env.update({"PYTHONPATH": path, "TERM": "xterm", "PYTHONUNBUFFERED": "1"})
     return env
 
 

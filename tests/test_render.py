@@ -368,6 +368,10 @@ A_ATTRS = 'target="_blank" rel="noopener noreferrer"'
      f'<p><a href="https://a.com/%60b%60" {A_ATTRS}>x</a> and <code>[c](https://d.e)</code></p>\n'),
     ("[`x` y](https://a.b/`c`/d)", f'<p><a href="https://a.b/%60c%60/d" {A_ATTRS}><code>x</code> y</a></p>\n'),
     ("\ue000x\ue004 **b** 😀", "<p>\ue000x\ue004 <strong>b</strong> 😀</p>\n"),
+    # Overlapping spans: well-nested HTML whatever the marks (CommonMark's delimiter rules).
+    ("_a __b_ c__", "<p><em>a <em><em>b</em> c</em></em></p>\n"),
+    ("**a *b** c*", "<p><em><em>a <em>b</em></em> c</em></p>\n"),
+    ("_<i>__x_\u00e9__", "<p>_&lt;i&gt;<strong>x_\u00e9</strong></p>\n"),
     ("", ""),
 ])
 def test_markdown(source: str, expected: str) -> None:

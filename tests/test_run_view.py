@@ -737,6 +737,7 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     "\U0001f600*x*\U0001f600 \uff0afull\uff0a x_y_z \u200bzero\u200bwidth \ufeffbom"),
     "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
     ">" * 120 + " deep\n\n" + "*" * 60 + "x" + "*" * 60 + "\n\n" + "[" * 50 + "a" + "]" * 50,
+    "_a __b_ c__ and **a *b** c* and _<script>window.__pwned=1</script>_é__é_",
 ]
 
 
