@@ -25,7 +25,7 @@ from adk_notebook import (
     SqliteSessionService,
     tool,
 )
-from adk_notebook.sessions.sqlite import _started_from_proc, _started_from_ps
+from adk_notebook.sessions.leases import _started_from_proc, _started_from_ps
 
 
 def agent_waiting_on(gate: asyncio.Event) -> LlmAgent:

@@ -401,7 +401,7 @@ async def test_schema_settings_context_manager_repr_and_close(tmp_path):
     assert info.value.code == "session_service_closed" and "SqliteSessionService(" in info.value.message
     with raw_db(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (4,)
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert tables == {"sessions", "events", "app_states", "user_states", "session_runs"}
 
@@ -417,7 +417,7 @@ def test_a_version_1_file_is_upgraded_in_place(tmp_path):
     with SqliteSessionService(path) as service:
         assert asyncio.run(service.get(app_name=APP, user_id="u1", session_id="kept")) is not None
     with raw_db(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (4,)
 
 
 async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(tmp_path):
@@ -440,8 +440,8 @@ async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(t
         await service.begin_run(session, "e-new")
         await service.end_run(session, "e-new")
     with raw_db(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
-        assert [r[1] for r in raw.execute("PRAGMA table_info(session_runs)")][-1] == "started"
+        assert raw.execute("PRAGMA user_version").fetchone() == (4,)
+        assert [r[1] for r in raw.execute("PRAGMA table_info(session_runs)")][-2:] == ["started", "expires"]
 
 
 def test_threads_append_to_different_sessions_at_once(tmp_path):

@@ -1,0 +1,219 @@
+"""Run leases: one run per session, in this process and across processes and machines.
+
+A run holds its session through a lease: a row in the store naming the run, its process and
+machine, and when the claim expires. While the run lives, a heartbeat thread of its process
+pushes the expiry forward every third of the lease; a process that dies (kill -9, a lost
+machine) stops renewing, and once its lease has expired the next run takes the session over
+(the runner then answers the dead run's open calls "interrupted"). A thread, not a task: it
+renews while a tool blocks the event loop, and whichever loop steps the run.
+
+Two shortcuts on top of the expiry, each only ever freeing a session sooner:
+- a run of this process is judged by its task (`run_is_live`): a cancelled or abandoned run
+  no longer holds its session, a live one keeps it whatever its lease says;
+- a lease whose process on this machine is gone (or whose pid another process now has, told
+  apart by the process start time) is stale at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Heartbeat", "Lease", "lease_is_live", "mark_run_live", "run_is_live", "run_marker"]
+
+# The runs in progress in this process, by run id, with the task that drives each. A run whose
+# task has ended (its consumer walked away without closing the stream, or was cancelled
+# between two events) no longer holds its session.
+_LIVE_RUNS: dict[str, asyncio.Task[object] | None] = {}
+
+
+def mark_run_live(run_id: str, live: bool) -> None:
+    """Record (or forget) that this process's current task is working on run `run_id`."""
+    if live:
+        _LIVE_RUNS[run_id] = asyncio.current_task()
+    else:
+        _LIVE_RUNS.pop(run_id, None)
+
+
+if sys.version_info < (3, 12):  # here asyncio.current_task is Python around this dict (3.12 made it C)
+    _current_task_of = asyncio.tasks._current_tasks.get
+else:
+    _current_task_of = asyncio.current_task
+
+
+def run_marker(
+    run_id: str, on_new_task: Callable[[asyncio.Task[Any] | None], None] | None = None
+) -> Callable[[], None]:
+    """`mark_run_live(run_id, True)` as a callable cheap enough for the runner to call at every event.
+
+    `on_new_task` hears of each task that steps the run, when it differs from the last one.
+    """
+    loop, current_task, live = asyncio.get_running_loop(), _current_task_of, _LIVE_RUNS
+    last: asyncio.Task[Any] | None = None
+
+    def mark() -> None:
+        nonlocal last
+        task = live[run_id] = current_task(loop)
+        if task is not last:
+            last = task
+            if on_new_task is not None:
+                on_new_task(task)
+
+    return mark
+
+
+def run_is_live(run_id: str) -> bool:
+    """Whether the run `run_id` of this process still holds its session.
+
+    Its task is the last one that resumed it. While that task runs, or after it ended normally
+    (a consumer may step the stream from a new task each time), the run is live; once the task
+    was cancelled or failed, the stream is abandoned and its claim is stale.
+    """
+    if run_id not in _LIVE_RUNS:
+        return False
+    task = _LIVE_RUNS[run_id]
+    if task is None or not task.done():
+        return True
+    return not task.cancelled() and task.exception() is None
+
+
+HOST = socket.gethostname()
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Who holds a session, and until when (seconds since the epoch) unless renewed."""
+
+    run_id: str
+    pid: int
+    host: str
+    started: str  # when process `pid` started (see `process_started`); "" when unknown
+    expires: float
+
+    @classmethod
+    def mine(cls, run_id: str, seconds: float, now: float | None = None) -> Lease:
+        """A lease of `seconds` for run `run_id` of this process."""
+        return cls(run_id, os.getpid(), HOST, _my_start(), (time.time() if now is None else now) + seconds)
+
+    def holder(self, now: float) -> tuple[str, str]:
+        """(who holds the session, what more to know) for `session_busy`."""
+        if self.host == HOST:
+            return f" (run {self.run_id}, process {self.pid} on this machine)", ""
+        left = max(0.0, self.expires - now)
+        return (
+            f" (run {self.run_id}, process {self.pid} on {self.host!r})",
+            f" A claim from another machine cannot be checked from here; its lease lapses in {left:.0f}s unless "
+            "its run renews it.",
+        )
+
+
+def lease_is_live(lease: Lease, now: float) -> bool:
+    """Whether `lease` still holds its session (see the module docstring)."""
+    if lease.host == HOST and lease.pid == os.getpid() and lease.started in ("", _my_start()):
+        return run_is_live(lease.run_id)
+    if lease.expires <= now:
+        return False
+    if lease.host != HOST:
+        return True  # another machine's process cannot be checked from here: its lease decides
+    try:
+        os.kill(lease.pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, and belongs to another user
+    # The pid lives, but it may have been handed to another process since the claimant died.
+    return not lease.started or process_started(lease.pid) in (None, lease.started)
+
+
+class Heartbeat:
+    """A daemon thread that renews the leases one service holds, every third of their length.
+
+    `renew(run_ids, expires)` pushes the given runs' leases to `expires`; only runs still live
+    in this process are renewed, so an abandoned run's lease lapses like a dead process's.
+    A failed renewal (the database briefly away) is retried at the next beat.
+    """
+
+    def __init__(self, renew: Callable[[Collection[str], float], None], seconds: float) -> None:
+        self._renew, self.seconds = renew, seconds
+        self._held: set[str] = set()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, run_id: str) -> None:
+        with self._wake:
+            self._held.add(run_id)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._beat, name="adk-session-leases", daemon=True)
+                self._thread.start()
+
+    def drop(self, run_id: str) -> None:
+        with self._wake:
+            self._held.discard(run_id)
+
+    def stop(self) -> None:
+        with self._wake:
+            self._held.clear()
+            self._wake.notify()
+
+    def _beat(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait(self.seconds / 3)
+                live = [run_id for run_id in self._held if run_is_live(run_id)]
+                if not self._held:
+                    self._thread = None
+                    return
+            if live:
+                try:
+                    self._renew(live, time.time() + self.seconds)
+                except Exception:  # noqa: BLE001 - the next beat tries again; the lease still has two thirds left
+                    pass
+
+
+def _started_from_proc(pid: int) -> str | None:
+    """When process `pid` started (boot id and clock ticks since boot); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read()
+    except OSError:
+        return None
+    # Field 2, the command name, is in parentheses and may hold spaces and ")"; field 22 is the start.
+    return f"{_BOOT_ID}:{int(fields[fields.rindex(b')') + 2 :].split()[19])}"
+
+
+def _started_from_ps(pid: int) -> str | None:
+    """The same, where there is no /proc (macOS, the BSDs): `ps` prints the start to the second."""
+    try:
+        shown = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return " ".join(shown.stdout.split()) or None
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            return boot.read().strip()
+    except OSError:
+        return ""
+
+
+_BOOT_ID = _boot_id()
+process_started = _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
+_STARTS: dict[int, str] = {}
+
+
+def _my_start() -> str:
+    """When this process started, read once per pid (a forked child reads its own)."""
+    pid = os.getpid()
+    if pid not in _STARTS:
+        _STARTS[pid] = process_started(pid) or ""
+    return _STARTS[pid]
