@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-__all__ = ["CLAIMANT", "start_with_pid"]
+__all__ = ["CLAIMANT", "LEASED_CLAIMANT", "start_with_pid"]
 
 CLAIMANT = r"""
 import asyncio, sys
@@ -26,6 +26,28 @@ async def slow() -> dict:
 
 agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("slow", {}), "done"]), tools=[slow])
 agent.run("go", session_id="s1", user_id="u", session_service=SqliteSessionService(sys.argv[1]))
+"""
+
+# The same on any store: `python -c LEASED_CLAIMANT URL LEASE_SECONDS` (URL as ADK_SESSIONS takes it).
+LEASED_CLAIMANT = r"""
+import asyncio, sys
+from adk_notebook import FunctionCall, LlmAgent, Runner, ScriptedModel, tool
+from adk_notebook.sessions.urls import open_session_service
+
+@tool
+async def slow() -> dict:
+    "Take a long time."
+    print("in tool", flush=True)
+    await asyncio.sleep(120)
+    return {}
+
+async def main() -> None:
+    service = open_session_service(sys.argv[1], lease_seconds=float(sys.argv[2]))
+    agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("slow", {}), "done"]), tools=[slow])
+    await Runner(app_name="a", agent=agent, session_service=service).run_to_result(
+        user_id="u", session_id="s1", content="go")
+
+asyncio.run(main())
 """
 
 

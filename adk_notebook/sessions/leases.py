@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,8 +111,10 @@ class Lease:
         left = max(0.0, self.expires - now)
         return (
             f" (run {self.run_id}, process {self.pid} on {self.host!r})",
-            f" A claim from another machine cannot be checked from here; its lease lapses in {left:.0f}s unless "
-            "its run renews it.",
+            (
+                f" A claim from another machine cannot be checked from here; its lease lapses in {left:.0f}s "
+                "unless its run renews it."
+            ),
         )
 
 
@@ -138,7 +141,6 @@ class Heartbeat:
 
     `renew(run_ids, expires)` pushes the given runs' leases to `expires`; only runs still live
     in this process are renewed, so an abandoned run's lease lapses like a dead process's.
-    A failed renewal (the database briefly away) is retried at the next beat.
     """
 
     def __init__(self, renew: Callable[[Collection[str], float], None], seconds: float) -> None:
@@ -172,10 +174,9 @@ class Heartbeat:
                     self._thread = None
                     return
             if live:
-                try:
+                # A failure (the database briefly away) is retried at the next beat, two thirds early.
+                with suppress(Exception):
                     self._renew(live, time.time() + self.seconds)
-                except Exception:  # noqa: BLE001 - the next beat tries again; the lease still has two thirds left
-                    pass
 
 
 def _started_from_proc(pid: int) -> str | None:
@@ -192,7 +193,9 @@ def _started_from_proc(pid: int) -> str | None:
 def _started_from_ps(pid: int) -> str | None:
     """The same, where there is no /proc (macOS, the BSDs): `ps` prints the start to the second."""
     try:
-        shown = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
+        shown = subprocess.run(
+            ["ps", "-o", "lstart=", "-p", str(pid)], check=False, capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return " ".join(shown.stdout.split()) or None

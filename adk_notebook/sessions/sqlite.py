@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
@@ -140,7 +140,7 @@ class SqliteSessionService(BaseSessionService):
         closed = ", closed" if self._conn is None else ""
         return f"SqliteSessionService({self.path!r}{closed})"
 
-    def __enter__(self) -> SqliteSessionService:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -1,0 +1,79 @@
+"""A real PostgreSQL server for tests and benchmarks: initdb in a temporary folder, 127.0.0.1, a free port.
+
+Debian's `postgresql` package puts the server in /usr/lib/postgresql/<major>/bin. initdb
+refuses to run as root, so as root the cluster belongs to the `postgres` user (which the
+package creates). Trust authentication on loopback only; fsync off: the data is thrown away.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["find_bin", "postgres_server"]
+
+
+def find_bin() -> Path | None:
+    """The folder of the newest installed PostgreSQL server, or None when there is none."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parent.parent.name))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def _as_owner(argv: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def postgres_server(bin_dir: Path) -> Iterator[str]:
+    """Start a throwaway server; yields its DSN (user `postgres`, database `postgres`); stops it after."""
+    folder = Path(tempfile.mkdtemp(prefix="adk-pg-"))
+    data = folder / "data"
+    try:
+        if os.geteuid() == 0:
+            shutil.chown(folder, "postgres", "postgres")
+        subprocess.run(_as_owner([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
+                                  "--no-sync", "-E", "UTF8", "--locale=C"]),
+                       check=True, capture_output=True, timeout=120)
+        port = _free_port()
+        server = subprocess.Popen(
+            _as_owner([str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(folder),
+                       "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
+                       "-c", "full_page_writes=off", "-c", "max_connections=300"]),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while subprocess.run([str(bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-q"],
+                                 check=False).returncode != 0:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    stderr = server.stderr.read().decode(errors="replace") if server.stderr else ""
+                    raise RuntimeError(f"PostgreSQL did not start on port {port}:\n{stderr[-2000:]}")
+                time.sleep(0.1)
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            server.send_signal(signal.SIGINT)  # "fast" shutdown: clients still connected are let go
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
