@@ -8,18 +8,12 @@ installed server the PostgreSQL cases skip, unless ADK_POSTGRES_REQUIRED=1 (CI) 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote
 
 import pytest
-
 from postgres_server import find_bin, postgres_server
-
-from adk_notebook import BaseSessionService, InMemorySessionService, SqliteSessionService
-from adk_notebook.sessions.urls import open_session_service
+from session_stores import Store, fresh_schema
 
 REQUIRED = os.environ.get("ADK_POSTGRES_REQUIRED", "") not in ("", "0")
 KINDS = ["memory", "sqlite", "postgres"]
@@ -35,51 +29,6 @@ def postgres_dsn() -> Iterator[str]:
         pytest.skip(reason)
     with postgres_server(bin_dir) as dsn:
         yield dsn
-
-
-def fresh_schema(dsn: str) -> str:
-    """A DSN whose tables land in a new, empty schema of the server at `dsn`."""
-    import psycopg
-
-    schema = "t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    return f"{dsn}?options={quote(f'-csearch_path={schema}')}"
-
-
-class Store:
-    """One kind of service under test. `url` names its store for another process; `reopen()` is a
-    new service on the same store (memory: the same service, as nothing else can reach it)."""
-
-    def __init__(self, kind: str, url: str) -> None:
-        self.kind, self.url = kind, url
-        self.opened: list[BaseSessionService] = []
-        self.service = self.open()
-
-    @property
-    def shared(self) -> bool:
-        """Whether other processes can reach this store."""
-        return self.kind != "memory"
-
-    def open(self, **options: Any) -> BaseSessionService:
-        if self.kind == "memory" and self.opened:
-            return self.opened[0]
-        service = open_session_service(self.url, **options)
-        self.opened.append(service)
-        return service
-
-    def reopen(self) -> BaseSessionService:
-        if self.kind == "sqlite":
-            self.service.close()  # type: ignore[attr-defined]
-        self.service = self.open()
-        return self.service
-
-    async def close(self) -> None:
-        for service in self.opened:
-            if isinstance(service, SqliteSessionService):
-                service.close()
-            elif not isinstance(service, InMemorySessionService):
-                await service.aclose()  # type: ignore[attr-defined]
 
 
 @pytest.fixture(params=KINDS)
