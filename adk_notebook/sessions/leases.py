@@ -45,7 +45,7 @@ def mark_run_live(run_id: str, live: bool) -> None:
 
 
 if sys.version_info < (3, 12):  # here asyncio.current_task is Python around this dict (3.12 made it C)
-    _current_task_of = asyncio.tasks._current_tasks.get
+    _current_task_of = asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]
 else:
     _current_task_of = asyncio.current_task
 

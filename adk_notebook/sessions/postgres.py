@@ -401,7 +401,7 @@ def _shown(dsn: str) -> str:
     except psycopg.ProgrammingError:
         return "<an unreadable DSN>"
     params.pop("password", None)
-    return make_conninfo(**{k: v for k, v in params.items() if v is not None})
+    return make_conninfo("", **{k: v for k, v in params.items() if v is not None})
 
 
 def _hide(dsn: str, text: str) -> str:

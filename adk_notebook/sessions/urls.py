@@ -16,7 +16,7 @@ from .base import BaseSessionService
 from .in_memory import InMemorySessionService
 from .sqlite import SqliteSessionService
 
-__all__ = ["ENV", "open_session_service"]
+__all__ = ["ENV", "open_session_service", "session_service_from_env"]
 
 ENV = "ADK_SESSIONS"
 
@@ -39,3 +39,9 @@ def open_session_service(url: str, **options: Any) -> BaseSessionService:
         code="session_url_invalid",
         category="invalid_input",
     )
+
+
+def session_service_from_env() -> BaseSessionService:
+    """The service `ADK_SESSIONS` names (how a JupyterHub points every kernel at one database); in memory
+    when it is unset."""
+    return open_session_service(os.environ.get(ENV, "memory"))
