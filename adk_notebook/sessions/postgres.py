@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Collection
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Self
 
 try:
@@ -97,11 +97,25 @@ CREATE TABLE IF NOT EXISTS adk_session_runs (
 _KEY = "app_name = %s AND user_id = %s AND id = %s"
 _RUN_KEY = "app_name = %s AND user_id = %s AND session_id = %s"
 _NOW = "extract(epoch FROM clock_timestamp())::float8"
-# A session's row with the app and user state it sees, in one round trip.
-_WITH_SCOPES = (
-    "SELECT s.id, s.state, s.updated_time, a.state, u.state FROM adk_sessions s "
-    "LEFT JOIN adk_app_states a ON a.app_name = s.app_name "
+# A session's row with the app and user state it sees (and for `get`, its events), in one round trip.
+_SCOPES = (
+    "FROM adk_sessions s LEFT JOIN adk_app_states a ON a.app_name = s.app_name "
     "LEFT JOIN adk_user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id "
+)
+_WITH_SCOPES = "SELECT s.id, s.state, s.updated_time, a.state, u.state " + _SCOPES
+_EVENTS_OF_S = "FROM adk_events e WHERE e.app_name = s.app_name AND e.user_id = s.user_id AND e.session_id = s.id"
+_GET = (
+    "SELECT s.id, s.state, s.updated_time, a.state, u.state, "
+    f"ARRAY(SELECT seq {_EVENTS_OF_S} ORDER BY seq), ARRAY(SELECT data {_EVENTS_OF_S} ORDER BY seq) "
+    + _SCOPES + "WHERE s.app_name = %s AND s.user_id = %s AND s.id = %s"
+)
+_MERGE_APP_WITH = (
+    "a AS (INSERT INTO adk_app_states (app_name, state) SELECT %s, %s FROM s "
+    "ON CONFLICT (app_name) DO UPDATE SET state = adk_app_states.state || excluded.state)"
+)
+_MERGE_USER_WITH = (
+    "u AS (INSERT INTO adk_user_states (app_name, user_id, state) SELECT %s, %s, %s FROM s "
+    "ON CONFLICT (app_name, user_id) DO UPDATE SET state = adk_user_states.state || excluded.state)"
 )
 _MERGE_APP = (
     "INSERT INTO adk_app_states (app_name, state) VALUES (%s, %s) "
@@ -183,27 +197,23 @@ class PostgresSessionService(BaseSessionService):
                        last_update_time=created[0])
 
     async def get(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
-        key = (app_name, user_id, session_id)
-        async with self._transaction() as conn:
-            found = await conn.execute(
-                _WITH_SCOPES + "WHERE s.app_name = %s AND s.user_id = %s AND s.id = %s", key)
+        async with self._statement() as conn:  # one statement: the state and events of one moment
+            found = await conn.execute(_GET, (app_name, user_id, session_id))
             row = await found.fetchone()
-            if row is None:
-                return None
-            stored = await conn.execute(f"SELECT seq, data FROM adk_events WHERE {_RUN_KEY} ORDER BY seq", key)
-            rows = await stored.fetchall()
-        events = [_read_event(self, session_id, seq, data) for seq, data in rows]
+        if row is None:
+            return None
+        events = [_read_event(self, session_id, seq, data) for seq, data in zip(row[5], row[6], strict=True)]
         return Session(session_id, app_name, user_id, state=_merged(row), events=events, last_update_time=row[2])
 
     async def list(self, *, app_name: str, user_id: str) -> list[Session]:
-        async with self._transaction() as conn:
+        async with self._statement() as conn:
             found = await conn.execute(
                 _WITH_SCOPES + "WHERE s.app_name = %s AND s.user_id = %s ORDER BY s.created_seq", (app_name, user_id))
             rows = await found.fetchall()
         return [Session(row[0], app_name, user_id, state=_merged(row), last_update_time=row[2]) for row in rows]
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        async with self._transaction() as conn:  # its events go with it (ON DELETE CASCADE)
+        async with self._statement() as conn:  # its events go with it (ON DELETE CASCADE)
             await conn.execute(f"DELETE FROM adk_sessions WHERE {_KEY}", (app_name, user_id, session_id))
 
     async def _store_event(
@@ -216,22 +226,20 @@ class PostgresSessionService(BaseSessionService):
     ) -> None:
         key = (session.app_name, session.user_id, session.id)
         data = _dumps(event.to_dict(), f"event {event.id!r}")
-        async with self._transaction() as conn:
-            updated = await conn.execute(
-                f"UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY}",
-                (_jsonb(session_delta), event.timestamp, *key),
-            )
-            if updated.rowcount == 0:  # deleted while running: nothing left to keep it in
-                return
-            await conn.execute(
-                "INSERT INTO adk_events (app_name, user_id, session_id, id, data, timestamp) "
-                "VALUES (%s, %s, %s, %s, %s, %s)",
-                (*key, event.id, data, event.timestamp),
-            )
-            if app_delta:
-                await conn.execute(_MERGE_APP, (session.app_name, _jsonb(app_delta)))
-            if user_delta:
-                await conn.execute(_MERGE_USER, (session.app_name, session.user_id, _jsonb(user_delta)))
+        # One statement, so one round trip and atomic; every part hangs on the session's row, so
+        # an event for a session deleted while running is dropped whole.
+        parts = [f"s AS (UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY} RETURNING 1)"]
+        params: list[Any] = [_jsonb(session_delta), event.timestamp, *key]
+        if app_delta:
+            parts.append(_MERGE_APP_WITH)
+            params += [session.app_name, _jsonb(app_delta)]
+        if user_delta:
+            parts.append(_MERGE_USER_WITH)
+            params += [session.app_name, session.user_id, _jsonb(user_delta)]
+        statement = ("WITH " + ", ".join(parts) + " INSERT INTO adk_events (app_name, user_id, session_id, id, data, "
+                     "timestamp) SELECT %s, %s, %s, %s, %s, %s FROM s")
+        async with self._statement() as conn:
+            await conn.execute(statement, (*params, *key, event.id, data, event.timestamp))
 
     async def begin_run(self, session: Session, run_id: str) -> None:
         """Lease the session in the database; an expired lease, or a dead local process's, is taken over."""
@@ -261,7 +269,7 @@ class PostgresSessionService(BaseSessionService):
     async def end_run(self, session: Session, run_id: str) -> None:
         self._heartbeat.drop(run_id)
         mark_run_live(run_id, False)
-        async with self._transaction() as conn:
+        async with self._statement() as conn:
             await conn.execute(
                 f"DELETE FROM adk_session_runs WHERE {_RUN_KEY} AND run_id = %s",
                 (session.app_name, session.user_id, session.id, run_id),
@@ -273,7 +281,7 @@ class PostgresSessionService(BaseSessionService):
         For a lease not to wait out (a run on another machine that is gone for good, or a run of
         this process whose task is stuck); otherwise two runs will write to one conversation.
         """
-        async with self._transaction() as conn:
+        async with self._statement() as conn:
             deleted = await conn.execute(f"DELETE FROM adk_session_runs WHERE {_RUN_KEY}",
                                          (app_name, user_id, session_id))
             return deleted.rowcount > 0
@@ -291,13 +299,25 @@ class PostgresSessionService(BaseSessionService):
             self._renewer.close()
             raise
 
+    def _transaction(self) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
+        """A transaction on a pooled connection of this loop, for work of several statements."""
+        return self._connection(atomic=True)
+
+    def _statement(self) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
+        """A pooled connection in autocommit, for one statement (atomic by itself): no BEGIN, no COMMIT."""
+        return self._connection(atomic=False)
+
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """One transaction on a pooled connection of this loop; psycopg errors come out as AdkError."""
+    async def _connection(self, *, atomic: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection of this loop; psycopg errors come out as AdkError."""
         try:
             pool = await self._pool()
-            async with pool.connection(timeout=self._timeout) as conn, conn.transaction():
-                yield conn
+            async with pool.connection(timeout=self._timeout) as conn:
+                if atomic:
+                    async with conn.transaction():
+                        yield conn
+                else:
+                    yield conn
         except PoolTimeout as exc:
             raise AdkError.session(
                 f"Could not get a connection to the session database {_shown(self._dsn)!r} within "
@@ -321,7 +341,7 @@ class PostgresSessionService(BaseSessionService):
                 del self._pools[ended]  # its connections went with its loop
             pool = AsyncConnectionPool(
                 self._dsn, min_size=1, max_size=self._max, open=False, timeout=self._timeout,
-                name="adk-sessions",
+                kwargs={"autocommit": True}, name="adk-sessions",
             )
             await pool.open(wait=True, timeout=self._timeout)
             self._pools[loop] = pool
