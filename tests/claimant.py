@@ -1,8 +1,9 @@
 """A real claimant for tests of session claims: a process that runs an agent into a tool and stays there.
 
-`CLAIMANT` is a script (`python -c CLAIMANT path/to/sessions.db`) that prints "in tool" once its
-run holds session "s1" of user "u" in app "a"; `start_with_pid` starts a process on a given pid,
-to show what happens when the kernel hands a dead claimant's pid to another process.
+`CLAIMANT` is a script (`python -c CLAIMANT URL LEASE_SECONDS`, the URL of a store as ADK_SESSIONS
+takes it, e.g. sqlite:////tmp/s.db) that prints "in tool" once its run holds session "s1" of user
+"u" in app "a"; `start_with_pid` starts a process on a given pid, to show what happens when the
+kernel hands a dead claimant's pid to another process.
 """
 
 from __future__ import annotations
@@ -11,25 +12,9 @@ import subprocess
 
 import pytest
 
-__all__ = ["CLAIMANT", "LEASED_CLAIMANT", "start_with_pid"]
+__all__ = ["CLAIMANT", "start_with_pid"]
 
 CLAIMANT = r"""
-import asyncio, sys
-from adk_notebook import FunctionCall, LlmAgent, ScriptedModel, SqliteSessionService, tool
-
-@tool
-async def slow() -> dict:
-    "Take a long time."
-    print("in tool", flush=True)
-    await asyncio.sleep(120)
-    return {}
-
-agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("slow", {}), "done"]), tools=[slow])
-agent.run("go", session_id="s1", user_id="u", session_service=SqliteSessionService(sys.argv[1]))
-"""
-
-# The same on any store: `python -c LEASED_CLAIMANT URL LEASE_SECONDS` (URL as ADK_SESSIONS takes it).
-LEASED_CLAIMANT = r"""
 import asyncio, sys
 from adk_notebook import FunctionCall, LlmAgent, Runner, ScriptedModel, tool
 from adk_notebook.sessions.urls import open_session_service

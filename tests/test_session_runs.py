@@ -73,7 +73,7 @@ async def test_a_claim_whose_pid_another_process_reused_is_taken_over(tmp_path) 
     path = tmp_path / "s.db"
     with SqliteSessionService(path) as service:
         await service.create(app_name="a", user_id="u", session_id="s1")
-    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, str(path)], stdout=subprocess.PIPE)
+    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, f"sqlite:///{path}", "30"], stdout=subprocess.PIPE)
     try:
         assert claimant.stdout.readline() == b"in tool\n"  # it holds the session, inside its tool
         with SqliteSessionService(path) as service:

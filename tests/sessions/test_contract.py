@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from claimant import LEASED_CLAIMANT
+from claimant import CLAIMANT
 from session_stores import Store, rich_events
 
 from adk_notebook import (
@@ -266,7 +266,7 @@ async def test_200_concurrent_runs_on_distinct_sessions_lose_nothing(store: Stor
 def start_claimant(store: Store, lease: float, *, elsewhere: bool = False) -> subprocess.Popen[bytes]:
     """A process whose run holds session s1 inside its tool; `elsewhere`: it runs under another host
     name (a UTS namespace), so this process cannot check its pid and only its lease tells."""
-    argv = [sys.executable, "-c", LEASED_CLAIMANT, store.url, str(lease)]
+    argv = [sys.executable, "-c", CLAIMANT, store.url, str(lease)]
     if elsewhere:
         argv = ["unshare", "--uts", "sh", "-c", 'hostname box-2 && exec "$@"', "sh", *argv]
     claimant = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
