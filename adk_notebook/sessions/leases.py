@@ -23,12 +23,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Heartbeat", "Lease", "lease_is_live", "mark_run_live", "run_is_live", "run_marker"]
+__all__ = ["Heartbeat", "Lease", "held_by_another", "lease_is_live", "mark_run_live", "run_is_live", "run_marker"]
 
 # The runs in progress in this process, by run id, with the task that drives each. A run whose
 # task has ended (its consumer walked away without closing the stream, or was cancelled
@@ -118,6 +118,15 @@ class Lease:
         )
 
 
+def held_by_another(row: Sequence[Any] | None, run_id: str, now: float) -> Lease | None:
+    """The lease a store's row (run id, pid, host, started, expires) holds, when it is another
+    run's and still live: then run `run_id` must be refused."""
+    if row is None or row[0] is None or row[0] == run_id:
+        return None
+    lease = Lease(*row)
+    return lease if lease_is_live(lease, now) else None
+
+
 def lease_is_live(lease: Lease, now: float) -> bool:
     """Whether `lease` still holds its session (see the module docstring)."""
     if lease.host == HOST and lease.pid == os.getpid() and lease.started in ("", _my_start()):
@@ -141,6 +150,7 @@ class Heartbeat:
 
     `renew(run_ids, expires)` pushes the given runs' leases to `expires`; only runs still live
     in this process are renewed, so an abandoned run's lease lapses like a dead process's.
+    `hold` and `drop` also mark the run live in this process, and no longer.
     """
 
     def __init__(self, renew: Callable[[Collection[str], float], None], seconds: float) -> None:
@@ -150,6 +160,7 @@ class Heartbeat:
         self._thread: threading.Thread | None = None
 
     def hold(self, run_id: str) -> None:
+        mark_run_live(run_id, True)
         with self._wake:
             self._held.add(run_id)
             if self._thread is None:
@@ -157,6 +168,7 @@ class Heartbeat:
                 self._thread.start()
 
     def drop(self, run_id: str) -> None:
+        mark_run_live(run_id, False)
         with self._wake:
             self._held.discard(run_id)
 

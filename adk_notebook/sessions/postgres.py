@@ -40,7 +40,7 @@ from ..core.errors import AdkError
 from ..core.events import Event, new_id
 from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, session_busy, session_exists
-from .leases import Heartbeat, Lease, lease_is_live, mark_run_live
+from .leases import Heartbeat, Lease, held_by_another
 
 __all__ = ["PostgresSessionService"]
 
@@ -252,8 +252,8 @@ class PostgresSessionService(BaseSessionService):
                 f"LEFT JOIN adk_session_runs ON {_RUN_KEY}",
                 key,
             )
-            now, *row = await found.fetchone() or (0.0,)
-            if row[0] is not None and row[0] != run_id and lease_is_live(held := Lease(*row), now):
+            now, *row = await found.fetchone() or (0.0, None)
+            if held := held_by_another(row, run_id, now):
                 raise session_busy(*key, *held.holder(now))
             mine = Lease.mine(run_id, self._heartbeat.seconds, now)
             await conn.execute(
@@ -263,12 +263,10 @@ class PostgresSessionService(BaseSessionService):
                 "expires = excluded.expires",
                 (*key, run_id, mine.pid, mine.host, mine.started, mine.expires),
             )
-        mark_run_live(run_id, True)
         self._heartbeat.hold(run_id)
 
     async def end_run(self, session: Session, run_id: str) -> None:
         self._heartbeat.drop(run_id)
-        mark_run_live(run_id, False)
         async with self._statement() as conn:
             await conn.execute(
                 f"DELETE FROM adk_session_runs WHERE {_RUN_KEY} AND run_id = %s",

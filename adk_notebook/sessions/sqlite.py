@@ -33,7 +33,7 @@ from ..core.events import Event, new_id
 from ..core.json_value import json_problem, repair_text
 from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, session_busy, session_exists
-from .leases import Heartbeat, Lease, lease_is_live, mark_run_live
+from .leases import Heartbeat, Lease, held_by_another
 
 __all__ = ["SqliteSessionService"]
 
@@ -255,19 +255,17 @@ class SqliteSessionService(BaseSessionService):
                 "WHERE app_name = ? AND user_id = ? AND session_id = ?",
                 key,
             ).fetchone()
-            if row is not None and row[0] != run_id and lease_is_live(held := Lease(*row), now):
+            if held := held_by_another(row, run_id, now):
                 raise session_busy(*key, *held.holder(now))
             conn.execute(
                 "INSERT OR REPLACE INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started, expires) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, run_id, mine.pid, mine.host, mine.started, mine.expires),
             )
-        mark_run_live(run_id, True)
         self._heartbeat.hold(run_id)
 
     async def end_run(self, session: Session, run_id: str) -> None:
         self._heartbeat.drop(run_id)
-        mark_run_live(run_id, False)
         with self._transaction(write=True) as conn:
             conn.execute(
                 "DELETE FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ? AND run_id = ?",
