@@ -26,14 +26,44 @@ __all__ = ["Store", "fresh_schema", "rich_events"]
 def rich_events() -> list[Event]:
     call = FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, id="call-1")
     return [
-        Event("user", Content.user("What's in this image?").with_inline_data("image/png", b"\x89PNG\x00\xff")),
-        Event("weather", Content("model", [Part(function_call=call)]), invocation_id="inv-1",
-              usage=Usage(10, 5, 15)),
-        Event("weather", Content("tool", [Part(function_response=FunctionResponse(
-            "get_weather", {"condition": "sunny"}, id="call-1", parts=[Part.from_bytes("image/jpeg", b"\x01\x02")]))]),
-              invocation_id="inv-1", actions=EventActions(state_delta={"last_city": "Tokyo", "app:calls": 1})),
-        Event("weather", Content.model("Sunny in Tokyo. ☀"), invocation_id="inv-1", turn_complete=True,
-              usage=Usage(20, 7, 27), metadata={"finish_reason": "stop"}),
+        Event(
+            "user",
+            Content.user("What's in this image?").with_inline_data(
+                "image/png", b"\x89PNG\x00\xff"
+            ),
+        ),
+        Event(
+            "weather",
+            Content("model", [Part(function_call=call)]),
+            invocation_id="inv-1",
+            usage=Usage(10, 5, 15),
+        ),
+        Event(
+            "weather",
+            Content(
+                "tool",
+                [
+                    Part(
+                        function_response=FunctionResponse(
+                            "get_weather",
+                            {"condition": "sunny"},
+                            id="call-1",
+                            parts=[Part.from_bytes("image/jpeg", b"\x01\x02")],
+                        )
+                    )
+                ],
+            ),
+            invocation_id="inv-1",
+            actions=EventActions(state_delta={"last_city": "Tokyo", "app:calls": 1}),
+        ),
+        Event(
+            "weather",
+            Content.model("Sunny in Tokyo. ☀"),
+            invocation_id="inv-1",
+            turn_complete=True,
+            usage=Usage(20, 7, 27),
+            metadata={"finish_reason": "stop"},
+        ),
     ]
 
 

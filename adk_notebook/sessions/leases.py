@@ -28,7 +28,15 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Heartbeat", "Lease", "held_by_another", "lease_is_live", "mark_run_live", "run_is_live", "run_marker"]
+__all__ = [
+    "Heartbeat",
+    "Lease",
+    "held_by_another",
+    "lease_is_live",
+    "mark_run_live",
+    "run_is_live",
+    "run_marker",
+]
 
 # The runs in progress in this process, by run id, with the task that drives each. A run whose
 # task has ended (its consumer walked away without closing the stream, or was cancelled
@@ -44,7 +52,10 @@ def mark_run_live(run_id: str, live: bool) -> None:
         _LIVE_RUNS.pop(run_id, None)
 
 
-if sys.version_info < (3, 12):  # here asyncio.current_task is Python around this dict (3.12 made it C)
+if sys.version_info < (
+    3,
+    12,
+):  # here asyncio.current_task is Python around this dict (3.12 made it C)
     _current_task_of = asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]
 else:
     _current_task_of = asyncio.current_task
@@ -102,7 +113,13 @@ class Lease:
     @classmethod
     def mine(cls, run_id: str, seconds: float, now: float | None = None) -> Lease:
         """A lease of `seconds` for run `run_id` of this process."""
-        return cls(run_id, os.getpid(), HOST, _my_start(), (time.time() if now is None else now) + seconds)
+        return cls(
+            run_id,
+            os.getpid(),
+            HOST,
+            _my_start(),
+            (time.time() if now is None else now) + seconds,
+        )
 
     def holder(self, now: float) -> tuple[str, str]:
         """(who holds the session, what more to know) for `session_busy`."""
@@ -129,7 +146,11 @@ def held_by_another(row: Sequence[Any] | None, run_id: str, now: float) -> Lease
 
 def lease_is_live(lease: Lease, now: float) -> bool:
     """Whether `lease` still holds its session (see the module docstring)."""
-    if lease.host == HOST and lease.pid == os.getpid() and lease.started in ("", _my_start()):
+    if (
+        lease.host == HOST
+        and lease.pid == os.getpid()
+        and lease.started in ("", _my_start())
+    ):
         return run_is_live(lease.run_id)
     if lease.expires <= now:
         return False
@@ -153,7 +174,9 @@ class Heartbeat:
     `hold` and `drop` also mark the run live in this process, and no longer.
     """
 
-    def __init__(self, renew: Callable[[Collection[str], float], None], seconds: float) -> None:
+    def __init__(
+        self, renew: Callable[[Collection[str], float], None], seconds: float
+    ) -> None:
         self._renew, self.seconds = renew, seconds
         self._held: set[str] = set()
         self._wake = threading.Condition()
@@ -164,7 +187,9 @@ class Heartbeat:
         with self._wake:
             self._held.add(run_id)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._beat, name="adk-session-leases", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._beat, name="adk-session-leases", daemon=True
+                )
                 self._thread.start()
 
     def drop(self, run_id: str) -> None:
@@ -206,7 +231,11 @@ def _started_from_ps(pid: int) -> str | None:
     """The same, where there is no /proc (macOS, the BSDs): `ps` prints the start to the second."""
     try:
         shown = subprocess.run(
-            ["ps", "-o", "lstart=", "-p", str(pid)], check=False, capture_output=True, text=True, timeout=5
+            ["ps", "-o", "lstart=", "-p", str(pid)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=5,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -222,7 +251,9 @@ def _boot_id() -> str:
 
 
 _BOOT_ID = _boot_id()
-process_started = _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
+process_started = (
+    _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
+)
 _STARTS: dict[int, str] = {}
 
 

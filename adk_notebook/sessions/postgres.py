@@ -33,7 +33,8 @@ try:
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError(
-        'PostgresSessionService needs psycopg 3 and its pool: pip install "adk-notebook[postgres]"', name="psycopg"
+        'PostgresSessionService needs psycopg 3 and its pool: pip install "adk-notebook[postgres]"',
+        name="psycopg",
     ) from exc
 
 from ..core.errors import AdkError
@@ -107,7 +108,8 @@ _EVENTS_OF_S = "FROM adk_events e WHERE e.app_name = s.app_name AND e.user_id = 
 _GET = (
     "SELECT s.id, s.state, s.updated_time, a.state, u.state, "
     f"ARRAY(SELECT seq {_EVENTS_OF_S} ORDER BY seq), ARRAY(SELECT data {_EVENTS_OF_S} ORDER BY seq) "
-    + _SCOPES + "WHERE s.app_name = %s AND s.user_id = %s AND s.id = %s"
+    + _SCOPES
+    + "WHERE s.app_name = %s AND s.user_id = %s AND s.id = %s"
 )
 _MERGE_APP_WITH = (
     "a AS (INSERT INTO adk_app_states (app_name, state) SELECT %s, %s FROM s "
@@ -142,14 +144,21 @@ class PostgresSessionService(BaseSessionService):
     """
 
     def __init__(
-        self, dsn: str, *, lease_seconds: float = 30.0, max_connections: int = 10, timeout: float = 30.0
+        self,
+        dsn: str,
+        *,
+        lease_seconds: float = 30.0,
+        max_connections: int = 10,
+        timeout: float = 30.0,
     ) -> None:
         self._dsn = dsn
         self._max, self._timeout = max_connections, timeout
         self._pools: dict[asyncio.AbstractEventLoop, AsyncConnectionPool] = {}
         self._tables_ready = False
         self._heartbeat = Heartbeat(self._renew, lease_seconds)
-        self._renewer: psycopg.Connection[Any] | None = None  # the heartbeat thread's own connection
+        self._renewer: psycopg.Connection[Any] | None = (
+            None  # the heartbeat thread's own connection
+        )
 
     def __repr__(self) -> str:
         return f"PostgresSessionService({_shown(self._dsn)!r})"
@@ -175,7 +184,12 @@ class PostgresSessionService(BaseSessionService):
             self._renewer = None
 
     async def create(
-        self, *, app_name: str, user_id: str, session_id: str | None = None, state: dict[str, Any] | None = None
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
     ) -> Session:
         session_id = session_id or new_id()
         app, user, own = split_delta(checked_state(state or {}))
@@ -188,33 +202,74 @@ class PostgresSessionService(BaseSessionService):
             created = await inserted.fetchone()
             if created is None:
                 raise session_exists(app_name, user_id, session_id)
-            app_state = await _scope(conn, _MERGE_APP, "SELECT state FROM adk_app_states WHERE app_name = %s",
-                                     (app_name,), app)
-            user_state = await _scope(conn, _MERGE_USER,
-                                      "SELECT state FROM adk_user_states WHERE app_name = %s AND user_id = %s",
-                                      (app_name, user_id), user)
-        return Session(session_id, app_name, user_id, state={**own, **app_state, **user_state},
-                       last_update_time=created[0])
+            app_state = await _scope(
+                conn,
+                _MERGE_APP,
+                "SELECT state FROM adk_app_states WHERE app_name = %s",
+                (app_name,),
+                app,
+            )
+            user_state = await _scope(
+                conn,
+                _MERGE_USER,
+                "SELECT state FROM adk_user_states WHERE app_name = %s AND user_id = %s",
+                (app_name, user_id),
+                user,
+            )
+        return Session(
+            session_id,
+            app_name,
+            user_id,
+            state={**own, **app_state, **user_state},
+            last_update_time=created[0],
+        )
 
-    async def get(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
-        async with self._statement() as conn:  # one statement: the state and events of one moment
+    async def get(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> Session | None:
+        async with (
+            self._statement() as conn
+        ):  # one statement: the state and events of one moment
             found = await conn.execute(_GET, (app_name, user_id, session_id))
             row = await found.fetchone()
         if row is None:
             return None
-        events = [_read_event(self, session_id, seq, data) for seq, data in zip(row[5], row[6], strict=True)]
-        return Session(session_id, app_name, user_id, state=_merged(row), events=events, last_update_time=row[2])
+        events = [
+            _read_event(self, session_id, seq, data)
+            for seq, data in zip(row[5], row[6], strict=True)
+        ]
+        return Session(
+            session_id,
+            app_name,
+            user_id,
+            state=_merged(row),
+            events=events,
+            last_update_time=row[2],
+        )
 
     async def list(self, *, app_name: str, user_id: str) -> list[Session]:
         async with self._statement() as conn:
             found = await conn.execute(
-                _WITH_SCOPES + "WHERE s.app_name = %s AND s.user_id = %s ORDER BY s.created_seq", (app_name, user_id))
+                _WITH_SCOPES
+                + "WHERE s.app_name = %s AND s.user_id = %s ORDER BY s.created_seq",
+                (app_name, user_id),
+            )
             rows = await found.fetchall()
-        return [Session(row[0], app_name, user_id, state=_merged(row), last_update_time=row[2]) for row in rows]
+        return [
+            Session(
+                row[0], app_name, user_id, state=_merged(row), last_update_time=row[2]
+            )
+            for row in rows
+        ]
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        async with self._statement() as conn:  # its events go with it (ON DELETE CASCADE)
-            await conn.execute(f"DELETE FROM adk_sessions WHERE {_KEY}", (app_name, user_id, session_id))
+        async with (
+            self._statement() as conn
+        ):  # its events go with it (ON DELETE CASCADE)
+            await conn.execute(
+                f"DELETE FROM adk_sessions WHERE {_KEY}",
+                (app_name, user_id, session_id),
+            )
 
     async def _store_event(
         self,
@@ -228,7 +283,9 @@ class PostgresSessionService(BaseSessionService):
         data = _dumps(event.to_dict(), f"event {event.id!r}")
         # One statement, so one round trip and atomic; every part hangs on the session's row, so
         # an event for a session deleted while running is dropped whole.
-        parts = [f"s AS (UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY} RETURNING 1)"]
+        parts = [
+            f"s AS (UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY} RETURNING 1)"
+        ]
         params: list[Any] = [_jsonb(session_delta), event.timestamp, *key]
         if app_delta:
             parts.append(_MERGE_APP_WITH)
@@ -236,17 +293,25 @@ class PostgresSessionService(BaseSessionService):
         if user_delta:
             parts.append(_MERGE_USER_WITH)
             params += [session.app_name, session.user_id, _jsonb(user_delta)]
-        statement = ("WITH " + ", ".join(parts) + " INSERT INTO adk_events (app_name, user_id, session_id, id, data, "
-                     "timestamp) SELECT %s, %s, %s, %s, %s, %s FROM s")
+        statement = (
+            "WITH "
+            + ", ".join(parts)
+            + " INSERT INTO adk_events (app_name, user_id, session_id, id, data, "
+            "timestamp) SELECT %s, %s, %s, %s, %s, %s FROM s"
+        )
         async with self._statement() as conn:
-            await conn.execute(statement, (*params, *key, event.id, data, event.timestamp))
+            await conn.execute(
+                statement, (*params, *key, event.id, data, event.timestamp)
+            )
 
     async def begin_run(self, session: Session, run_id: str) -> None:
         """Lease the session in the database; an expired lease, or a dead local process's, is taken over."""
         key = (session.app_name, session.user_id, session.id)
         async with self._transaction() as conn:
             # Lock the session's row, so two claimants of one session take turns here.
-            await conn.execute(f"SELECT 1 FROM adk_sessions WHERE {_KEY} FOR UPDATE", key)
+            await conn.execute(
+                f"SELECT 1 FROM adk_sessions WHERE {_KEY} FOR UPDATE", key
+            )
             found = await conn.execute(
                 f"SELECT {_NOW}, run_id, pid, host, started, expires FROM (SELECT 1) AS one "
                 f"LEFT JOIN adk_session_runs ON {_RUN_KEY}",
@@ -273,21 +338,27 @@ class PostgresSessionService(BaseSessionService):
                 (session.app_name, session.user_id, session.id, run_id),
             )
 
-    async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
+    async def release_run(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> bool:
         """Drop the lease of the run holding a session, whoever holds it; False when none did.
 
         For a lease not to wait out (a run on another machine that is gone for good, or a run of
         this process whose task is stuck); otherwise two runs will write to one conversation.
         """
         async with self._statement() as conn:
-            deleted = await conn.execute(f"DELETE FROM adk_session_runs WHERE {_RUN_KEY}",
-                                         (app_name, user_id, session_id))
+            deleted = await conn.execute(
+                f"DELETE FROM adk_session_runs WHERE {_RUN_KEY}",
+                (app_name, user_id, session_id),
+            )
             return deleted.rowcount > 0
 
     def _renew(self, run_ids: Collection[str], expires: float) -> None:
         """The heartbeat (a thread): push the leases on by their length, by the database's clock."""
         if self._renewer is None or self._renewer.closed:
-            self._renewer = psycopg.connect(self._dsn, autocommit=True, connect_timeout=int(self._timeout))
+            self._renewer = psycopg.connect(
+                self._dsn, autocommit=True, connect_timeout=int(self._timeout)
+            )
         try:
             self._renewer.execute(
                 f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE run_id = ANY(%s)",
@@ -306,7 +377,9 @@ class PostgresSessionService(BaseSessionService):
         return self._connection(atomic=False)
 
     @asynccontextmanager
-    async def _connection(self, *, atomic: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _connection(
+        self, *, atomic: bool
+    ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """A pooled connection of this loop; psycopg errors come out as AdkError."""
         try:
             pool = await self._pool()
@@ -338,8 +411,13 @@ class PostgresSessionService(BaseSessionService):
             for ended in [other for other in self._pools if other.is_closed()]:
                 del self._pools[ended]  # its connections went with its loop
             pool = AsyncConnectionPool(
-                self._dsn, min_size=1, max_size=self._max, open=False, timeout=self._timeout,
-                kwargs={"autocommit": True}, name="adk-sessions",
+                self._dsn,
+                min_size=1,
+                max_size=self._max,
+                open=False,
+                timeout=self._timeout,
+                kwargs={"autocommit": True},
+                name="adk-sessions",
             )
             await pool.open(wait=True, timeout=self._timeout)
             self._pools[loop] = pool
@@ -356,10 +434,14 @@ async def _create_tables(conn: psycopg.AsyncConnection[Any], shown: str) -> None
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 await conn.execute(statement)
-        found = await (await conn.execute("SELECT max(version) FROM adk_schema")).fetchone()
+        found = await (
+            await conn.execute("SELECT max(version) FROM adk_schema")
+        ).fetchone()
         version = found[0] if found else None
         if version is None:
-            await conn.execute("INSERT INTO adk_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+            await conn.execute(
+                "INSERT INTO adk_schema (version) VALUES (%s)", (SCHEMA_VERSION,)
+            )
         elif version > SCHEMA_VERSION:
             raise AdkError.session(
                 f"The session tables in {shown!r} were written by a newer adk-notebook (schema version {version}; "
@@ -370,10 +452,18 @@ async def _create_tables(conn: psycopg.AsyncConnection[Any], shown: str) -> None
 
 
 async def _scope(
-    conn: psycopg.AsyncConnection[Any], merge: str, select: str, key: tuple[str, ...], delta: dict[str, Any]
+    conn: psycopg.AsyncConnection[Any],
+    merge: str,
+    select: str,
+    key: tuple[str, ...],
+    delta: dict[str, Any],
 ) -> dict[str, Any]:
     """One scoped state after merging `delta` into it (or as it is, when there is nothing to merge)."""
-    found = await conn.execute(merge, (*key, _jsonb(delta))) if delta else await conn.execute(select, key)
+    found = (
+        await conn.execute(merge, (*key, _jsonb(delta)))
+        if delta
+        else await conn.execute(select, key)
+    )
     row = await found.fetchone()
     return dict(row[0]) if row else {}
 
@@ -399,7 +489,9 @@ def _dumps(value: Any, what: str) -> str:
         ) from exc
 
 
-def _read_event(service: PostgresSessionService, session_id: str, seq: int, data: str) -> Event:
+def _read_event(
+    service: PostgresSessionService, session_id: str, seq: int, data: str
+) -> Event:
     try:
         return Event.from_dict(json.loads(data))
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:

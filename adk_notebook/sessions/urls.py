@@ -1,9 +1,9 @@
 """A session service named by a URL: what `ADK_SESSIONS` and `%adk sessions --use` take.
 
-    memory                                   InMemorySessionService()
-    sqlite:///chats.db, sqlite:////srv/a.db  SqliteSessionService (SQLAlchemy's form, as google-adk's
-                                             db_url: three slashes then a relative path, four for /)
-    postgresql://user@host:5432/db           PostgresSessionService (extra `[postgres]`)
+memory                                   InMemorySessionService()
+sqlite:///chats.db, sqlite:////srv/a.db  SqliteSessionService (SQLAlchemy's form, as google-adk's
+                                         db_url: three slashes then a relative path, four for /)
+postgresql://user@host:5432/db           PostgresSessionService (extra `[postgres]`)
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def open_session_service(url: str, **options: Any) -> BaseSessionService:
     if url in ("", "memory"):
         return InMemorySessionService()
     if url.startswith("sqlite:///"):
-        return SqliteSessionService(os.path.expanduser(url.removeprefix("sqlite:///")), **options)
+        return SqliteSessionService(
+            os.path.expanduser(url.removeprefix("sqlite:///")), **options
+        )
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres import PostgresSessionService
 

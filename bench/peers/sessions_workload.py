@@ -25,7 +25,9 @@ async def measure(
     """{"appends_per_s", "read_50_ms"}; `create(session_id)` returns a session, `append(session, i)`
     stores event i in it, `get(session_id)` reads it back whole."""
     rates = []
-    for round_ in range(ROUNDS + 1):  # the first round warms up (tables created, connections opened)
+    for round_ in range(
+        ROUNDS + 1
+    ):  # the first round warms up (tables created, connections opened)
         session = await create(f"append-{round_}")
         start = time.perf_counter()
         for i in range(n):
@@ -41,4 +43,7 @@ async def measure(
         got = await get("read")
         reads.append(time.perf_counter() - start)
         assert len(got.events) == READ_EVENTS, len(got.events)
-    return {"appends_per_s": statistics.median(rates), "read_50_ms": statistics.median(reads[5:]) * 1000}
+    return {
+        "appends_per_s": statistics.median(rates),
+        "read_50_ms": statistics.median(reads[5:]) * 1000,
+    }

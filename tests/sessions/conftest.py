@@ -25,7 +25,10 @@ def postgres_dsn() -> Iterator[str]:
     if bin_dir is None:
         reason = "no PostgreSQL server installed (apt-get install postgresql)"
         if REQUIRED:
-            pytest.fail(f"PostgreSQL required (ADK_POSTGRES_REQUIRED=1) but {reason}", pytrace=False)
+            pytest.fail(
+                f"PostgreSQL required (ADK_POSTGRES_REQUIRED=1) but {reason}",
+                pytrace=False,
+            )
         pytest.skip(reason)
     with postgres_server(bin_dir) as dsn:
         yield dsn
@@ -44,7 +47,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 
 
 @pytest.fixture(params=[k for k in KINDS if k != "memory"])
-async def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+async def shared_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Store]:
     """A store that several processes reach: SQLite and PostgreSQL."""
     if request.param == "postgres":
         url = fresh_schema(request.getfixturevalue("postgres_dsn"))

@@ -42,7 +42,9 @@ RELEASE = "service.release_run(app_name='a', user_id='u', session_id='s1')"
 
 async def test_round_trip_create_get_list_delete(store: Store) -> None:
     service = store.service
-    session = await service.create(app_name=APP, user_id="u1", state={"user_name": "Ana"})
+    session = await service.create(
+        app_name=APP, user_id="u1", state={"user_name": "Ana"}
+    )
     other = await service.create(app_name=APP, user_id="u1", session_id="s2")
     assert other.id == "s2" and session.state == {"user_name": "Ana"}
     for event in rich_events():
@@ -53,9 +55,15 @@ async def test_round_trip_create_get_list_delete(store: Store) -> None:
     got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
     assert got is not None and got.events == live_events
     assert got.events[0].content.parts[1].inline_data.data == b"\x89PNG\x00\xff"
-    assert got.events[1].function_calls() == [FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, "call-1")]
-    assert got.events[2].function_responses()[0].parts[0].inline_data.data == b"\x01\x02"
-    assert got.events[3].text == "Sunny in Tokyo. ☀" and got.events[3].usage == Usage(20, 7, 27)
+    assert got.events[1].function_calls() == [
+        FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, "call-1")
+    ]
+    assert (
+        got.events[2].function_responses()[0].parts[0].inline_data.data == b"\x01\x02"
+    )
+    assert got.events[3].text == "Sunny in Tokyo. ☀" and got.events[3].usage == Usage(
+        20, 7, 27
+    )
     assert got.state == {"user_name": "Ana", "last_city": "Tokyo", "app:calls": 1}
     assert got.last_update_time == live_events[-1].timestamp
 
@@ -67,18 +75,28 @@ async def test_round_trip_create_get_list_delete(store: Store) -> None:
     await service.delete(app_name=APP, user_id="u1", session_id=session.id)
     assert await service.get(app_name=APP, user_id="u1", session_id=session.id) is None
     assert [s.id for s in await service.list(app_name=APP, user_id="u1")] == ["s2"]
-    await service.delete(app_name=APP, user_id="u1", session_id="never-existed")  # no error
+    await service.delete(
+        app_name=APP, user_id="u1", session_id="never-existed"
+    )  # no error
 
 
 async def test_missing_session_is_none(store: Store) -> None:
-    assert await store.service.get(app_name=APP, user_id="u1", session_id="nope") is None
+    assert (
+        await store.service.get(app_name=APP, user_id="u1", session_id="nope") is None
+    )
 
 
-async def test_duplicate_session_id_is_rejected_without_side_effects(store: Store) -> None:
+async def test_duplicate_session_id_is_rejected_without_side_effects(
+    store: Store,
+) -> None:
     await store.service.create(app_name=APP, user_id="u1", session_id="s1")
     with pytest.raises(AdkError) as info:
-        await store.service.create(app_name=APP, user_id="u1", session_id="s1", state={"app:x": 1})
-    assert info.value.code == "session_exists" and info.value.category == "invalid_input"
+        await store.service.create(
+            app_name=APP, user_id="u1", session_id="s1", state={"app:x": 1}
+        )
+    assert (
+        info.value.code == "session_exists" and info.value.category == "invalid_input"
+    )
     other = await store.service.create(app_name=APP, user_id="u2")
     assert "app:x" not in other.state
 
@@ -86,49 +104,97 @@ async def test_duplicate_session_id_is_rejected_without_side_effects(store: Stor
 async def test_scopes_across_users_and_reopen(store: Store) -> None:
     service = store.service
     first = await service.create(
-        app_name=APP, user_id="u1", state={"app:theme": "dark", "user:lang": "pt", "draft": 1, "temp:scratch": "x"}
+        app_name=APP,
+        user_id="u1",
+        state={"app:theme": "dark", "user:lang": "pt", "draft": 1, "temp:scratch": "x"},
     )
     assert first.state == {"app:theme": "dark", "user:lang": "pt", "draft": 1}
-    await service.append_event(first, Event("agent", actions=EventActions(state_delta={
-        "app:count": 1, "user:seen": True, "topic": "weather", "temp:token": "temp-value-9f3a",
-    })))
-    assert first.state["temp:token"] == "temp-value-9f3a"  # served to the live invocation
+    await service.append_event(
+        first,
+        Event(
+            "agent",
+            actions=EventActions(
+                state_delta={
+                    "app:count": 1,
+                    "user:seen": True,
+                    "topic": "weather",
+                    "temp:token": "temp-value-9f3a",
+                }
+            ),
+        ),
+    )
+    assert (
+        first.state["temp:token"] == "temp-value-9f3a"
+    )  # served to the live invocation
 
     service = store.reopen()
     same = await service.get(app_name=APP, user_id="u1", session_id=first.id)
     assert same.state == {
-        "app:theme": "dark", "app:count": 1, "user:lang": "pt", "user:seen": True, "draft": 1, "topic": "weather",
+        "app:theme": "dark",
+        "app:count": 1,
+        "user:lang": "pt",
+        "user:seen": True,
+        "draft": 1,
+        "topic": "weather",
     }
-    assert same.events[0].actions.state_delta == {"app:count": 1, "user:seen": True, "topic": "weather"}
+    assert same.events[0].actions.state_delta == {
+        "app:count": 1,
+        "user:seen": True,
+        "topic": "weather",
+    }
 
-    sibling = await service.create(app_name=APP, user_id="u1")  # same user, another session
-    assert sibling.state == {"app:theme": "dark", "app:count": 1, "user:lang": "pt", "user:seen": True}
-    stranger = await service.create(app_name=APP, user_id="u2")  # another user: app scope only
+    sibling = await service.create(
+        app_name=APP, user_id="u1"
+    )  # same user, another session
+    assert sibling.state == {
+        "app:theme": "dark",
+        "app:count": 1,
+        "user:lang": "pt",
+        "user:seen": True,
+    }
+    stranger = await service.create(
+        app_name=APP, user_id="u2"
+    )  # another user: app scope only
     assert stranger.state == {"app:theme": "dark", "app:count": 1}
     elsewhere = await service.create(app_name="other-app", user_id="u1")
     assert elsewhere.state == {}
 
     # A write from the stranger's session reaches the app scope of everyone, even after reopen.
-    await service.append_event(stranger, Event("agent", actions=EventActions(state_delta={"app:count": 2})))
+    await service.append_event(
+        stranger, Event("agent", actions=EventActions(state_delta={"app:count": 2}))
+    )
     service = store.reopen()
     again = await service.get(app_name=APP, user_id="u1", session_id=first.id)
     assert again.state["app:count"] == 2 and "temp:token" not in again.state
-    assert [s.state for s in await service.list(app_name=APP, user_id="u2")] == [{"app:theme": "dark", "app:count": 2}]
+    assert [s.state for s in await service.list(app_name=APP, user_id="u2")] == [
+        {"app:theme": "dark", "app:count": 2}
+    ]
 
 
 async def test_partial_events_are_not_stored(store: Store) -> None:
     session = await store.service.create(app_name=APP, user_id="u1")
-    await store.service.append_event(session, Event("agent", Content.model("Sun"), partial=True,
-                                                    actions=EventActions(state_delta={"x": 1})))
+    await store.service.append_event(
+        session,
+        Event(
+            "agent",
+            Content.model("Sun"),
+            partial=True,
+            actions=EventActions(state_delta={"x": 1}),
+        ),
+    )
     await store.service.append_event(session, Event("agent", Content.model("Sunny.")))
     got = await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)
     assert [e.text for e in got.events] == ["Sunny."] and "x" not in got.state
 
 
 async def test_none_is_stored_as_null(store: Store) -> None:
-    session = await store.service.create(app_name=APP, user_id="u1", state={"a": 1, "user:b": 2})
+    session = await store.service.create(
+        app_name=APP, user_id="u1", state={"a": 1, "user:b": 2}
+    )
     delta = {"a": None, "user:b": None}
-    await store.service.append_event(session, Event("agent", actions=EventActions(state_delta=delta)))
+    await store.service.append_event(
+        session, Event("agent", actions=EventActions(state_delta=delta))
+    )
     got = await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)
     assert got.state == {"a": None, "user:b": None}
 
@@ -136,7 +202,9 @@ async def test_none_is_stored_as_null(store: Store) -> None:
 async def test_event_for_a_deleted_session_is_dropped(store: Store) -> None:
     session = await store.service.create(app_name=APP, user_id="u1")
     await store.service.delete(app_name=APP, user_id="u1", session_id=session.id)
-    await store.service.append_event(session, Event("agent", actions=EventActions(state_delta={"user:x": 1})))
+    await store.service.append_event(
+        session, Event("agent", actions=EventActions(state_delta={"user:x": 1}))
+    )
     service = store.reopen()
     assert await service.get(app_name=APP, user_id="u1", session_id=session.id) is None
     assert (await service.create(app_name=APP, user_id="u1")).state == {}
@@ -149,13 +217,20 @@ async def test_state_that_json_cannot_carry_is_a_clear_error(store: Store) -> No
     assert info.value.category == "invalid_input" and "'when'" in info.value.message
     assert await db.list(app_name=APP, user_id="u1") == []
     session = await db.create(app_name=APP, user_id="u1")
-    event = Event("agent", Content.model("kept"), actions=EventActions(state_delta={"blob": {1, 2}, "n": 1}))
+    event = Event(
+        "agent",
+        Content.model("kept"),
+        actions=EventActions(state_delta={"blob": {1, 2}, "n": 1}),
+    )
     with pytest.raises(AdkError) as info:
         await db.append_event(session, event)
     assert info.value.code == "not_serializable" and "'blob'" in info.value.message
     assert "stored without this key" in info.value.message
     # The event and the state it could keep are stored, so nothing it answered is lost.
-    for view in (session, await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)):
+    for view in (
+        session,
+        await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id),
+    ):
         assert [e.text for e in view.events] == ["kept"] and view.state == {"n": 1}
 
 
@@ -169,57 +244,105 @@ def waiting_agent(gate: asyncio.Event) -> LlmAgent:
         await gate.wait()
         return {"waited": True}
 
-    return LlmAgent(name="a", model=ScriptedModel([FunctionCall("wait", {}), "done"] * 3), tools=[wait])
+    return LlmAgent(
+        name="a",
+        model=ScriptedModel([FunctionCall("wait", {}), "done"] * 3),
+        tools=[wait],
+    )
 
 
 def answering(service: object, answer: str = "hello") -> Runner:
-    return Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel([answer])), session_service=service)
+    return Runner(
+        app_name="a",
+        agent=LlmAgent(name="a", model=ScriptedModel([answer])),
+        session_service=service,
+    )
 
 
-async def test_a_second_run_is_refused_naming_the_holder_and_release_run(store: Store) -> None:
+async def test_a_second_run_is_refused_naming_the_holder_and_release_run(
+    store: Store,
+) -> None:
     service = store.service
     await service.create(app_name="a", user_id="u", session_id="s1")
     gate = asyncio.Event()
-    first = asyncio.create_task(Runner(app_name="a", agent=waiting_agent(gate), session_service=service)
-                                .run_to_result(user_id="u", session_id="s1", content="1"))
+    first = asyncio.create_task(
+        Runner(
+            app_name="a", agent=waiting_agent(gate), session_service=service
+        ).run_to_result(user_id="u", session_id="s1", content="1")
+    )
     await asyncio.sleep(0.2)
     with pytest.raises(AdkError) as caught:
-        await answering(store.open()).run_to_result(user_id="u", session_id="s1", content="2")
+        await answering(store.open()).run_to_result(
+            user_id="u", session_id="s1", content="2"
+        )
     assert caught.value.code == "session_busy" and RELEASE in caught.value.message
     if store.shared:
-        assert "on this machine" in caught.value.message  # the holder: its run and process
+        assert (
+            "on this machine" in caught.value.message
+        )  # the holder: its run and process
     gate.set()
     assert (await first).text == "done"
-    assert (await answering(service).run_to_result(user_id="u", session_id="s1", content="3")).text == "hello"
+    assert (
+        await answering(service).run_to_result(
+            user_id="u", session_id="s1", content="3"
+        )
+    ).text == "hello"
     stored = await service.get(app_name="a", user_id="u", session_id="s1")
-    assert [e.content.text for e in stored.events if e.author == "user"] == ["1", "3"], "the refused run wrote nothing"
+    assert [e.content.text for e in stored.events if e.author == "user"] == [
+        "1",
+        "3",
+    ], "the refused run wrote nothing"
 
 
 async def test_a_stuck_run_is_released_by_hand(store: Store) -> None:
     service = store.service
     await service.create(app_name="a", user_id="u", session_id="s1")
-    stuck = asyncio.create_task(Runner(app_name="a", agent=waiting_agent(asyncio.Event()), session_service=service)
-                                .run_to_result(user_id="u", session_id="s1", content="go"))
+    stuck = asyncio.create_task(
+        Runner(
+            app_name="a", agent=waiting_agent(asyncio.Event()), session_service=service
+        ).run_to_result(user_id="u", session_id="s1", content="go")
+    )
     await asyncio.sleep(0.2)
     assert await service.release_run(app_name="a", user_id="u", session_id="s1") is True
-    assert await service.release_run(app_name="a", user_id="u", session_id="s1") is False  # nothing left
-    assert (await answering(service).run_to_result(user_id="u", session_id="s1", content="hi")).text == "hello"
+    assert (
+        await service.release_run(app_name="a", user_id="u", session_id="s1") is False
+    )  # nothing left
+    assert (
+        await answering(service).run_to_result(
+            user_id="u", session_id="s1", content="hi"
+        )
+    ).text == "hello"
     stuck.cancel()
     with pytest.raises(asyncio.CancelledError):
         await stuck
 
 
-async def test_calls_a_dead_run_left_unanswered_are_answered_before_the_next(store: Store) -> None:
+async def test_calls_a_dead_run_left_unanswered_are_answered_before_the_next(
+    store: Store,
+) -> None:
     service = store.service
     session = await service.create(app_name="a", user_id="u")
     # A run that died inside its tool: the call is stored, its response never was.
-    await service.append_event(session, Event("user", Content.user("weather?"), "e-old"))
+    await service.append_event(
+        session, Event("user", Content.user("weather?"), "e-old")
+    )
     call = FunctionCall("get_weather", {"city": "Lima"}, "call-1")
-    await service.append_event(session, Event("a", Content("model", [Part(function_call=call)]), "e-old"))
+    await service.append_event(
+        session, Event("a", Content("model", [Part(function_call=call)]), "e-old")
+    )
 
     model = ScriptedModel(["Sorry, let me try again."])
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model), session_service=store.reopen())
-    events = [e async for e in runner.run(user_id="u", session_id=session.id, content="still there?")]
+    runner = Runner(
+        app_name="a",
+        agent=LlmAgent(name="a", model=model),
+        session_service=store.reopen(),
+    )
+    events = [
+        e
+        async for e in runner.run(
+            user_id="u", session_id=session.id, content="still there?"
+        )
+    ]
 
     history = model.requests[0].contents
     assert [c.role for c in history] == ["user", "model", "tool", "user"]
@@ -228,7 +351,9 @@ async def test_calls_a_dead_run_left_unanswered_are_answered_before_the_next(sto
     assert events[-1].text == "Sorry, let me try again."
 
 
-async def test_200_concurrent_runs_on_distinct_sessions_lose_nothing(store: Store) -> None:
+async def test_200_concurrent_runs_on_distinct_sessions_lose_nothing(
+    store: Store,
+) -> None:
     n = 200
 
     @tool
@@ -241,34 +366,60 @@ async def test_200_concurrent_runs_on_distinct_sessions_lose_nothing(store: Stor
         return {"noted": i}
 
     def agent(i: int) -> LlmAgent:
-        return LlmAgent(name="a", model=ScriptedModel([FunctionCall("note", {"i": i}), f"noted {i}"]), tools=[note])
+        return LlmAgent(
+            name="a",
+            model=ScriptedModel([FunctionCall("note", {"i": i}), f"noted {i}"]),
+            tools=[note],
+        )
 
     service = store.service
     for i in range(n):
         await service.create(app_name="a", user_id=f"u{i % 10}", session_id=f"s{i}")
-    results = await asyncio.gather(*(
-        Runner(app_name="a", agent=agent(i), session_service=service).run_to_result(
-            user_id=f"u{i % 10}", session_id=f"s{i}", content=f"run {i}") for i in range(n)))
+    results = await asyncio.gather(
+        *(
+            Runner(app_name="a", agent=agent(i), session_service=service).run_to_result(
+                user_id=f"u{i % 10}", session_id=f"s{i}", content=f"run {i}"
+            )
+            for i in range(n)
+        )
+    )
     assert [r.text for r in results] == [f"noted {i}" for i in range(n)]
     service = store.reopen()
     for i in range(n):
-        stored = await service.get(app_name="a", user_id=f"u{i % 10}", session_id=f"s{i}")
+        stored = await service.get(
+            app_name="a", user_id=f"u{i % 10}", session_id=f"s{i}"
+        )
         assert [e.author for e in stored.events] == ["user", "a", "a", "a"], i
-        assert stored.events[0].content.text == f"run {i}" and stored.events[-1].text == f"noted {i}"
+        assert (
+            stored.events[0].content.text == f"run {i}"
+            and stored.events[-1].text == f"noted {i}"
+        )
         assert stored.state["mine"] == i and stored.state[f"app:n{i}"] == i
     app_state = (await service.get(app_name="a", user_id="u0", session_id="s0")).state
-    assert {k for k in app_state if k.startswith("app:")} == {f"app:n{i}" for i in range(n)}, "no app update lost"
+    assert {k for k in app_state if k.startswith("app:")} == {
+        f"app:n{i}" for i in range(n)
+    }, "no app update lost"
 
 
 # -- across processes ---------------------------------------------------------------------------
 
 
-def start_claimant(store: Store, lease: float, *, elsewhere: bool = False) -> subprocess.Popen[bytes]:
+def start_claimant(
+    store: Store, lease: float, *, elsewhere: bool = False
+) -> subprocess.Popen[bytes]:
     """A process whose run holds session s1 inside its tool; `elsewhere`: it runs under another host
     name (a UTS namespace), so this process cannot check its pid and only its lease tells."""
     argv = [sys.executable, "-c", CLAIMANT, store.url, str(lease)]
     if elsewhere:
-        argv = ["unshare", "--uts", "sh", "-c", 'hostname box-2 && exec "$@"', "sh", *argv]
+        argv = [
+            "unshare",
+            "--uts",
+            "sh",
+            "-c",
+            'hostname box-2 && exec "$@"',
+            "sh",
+            *argv,
+        ]
     claimant = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert claimant.stdout is not None
     line = claimant.stdout.readline()
@@ -283,12 +434,18 @@ def start_claimant(store: Store, lease: float, *, elsewhere: bool = False) -> su
 
 async def refused(store: Store, *words: str) -> None:
     with pytest.raises(AdkError) as caught:
-        await answering(store.service).run_to_result(user_id="u", session_id="s1", content="hi")
-    assert caught.value.code == "session_busy" and RELEASE in caught.value.message, caught.value.message
+        await answering(store.service).run_to_result(
+            user_id="u", session_id="s1", content="hi"
+        )
+    assert caught.value.code == "session_busy" and RELEASE in caught.value.message, (
+        caught.value.message
+    )
     assert all(w in caught.value.message for w in words), caught.value.message
 
 
-async def test_two_processes_on_one_session_the_second_is_refused(shared_store: Store) -> None:
+async def test_two_processes_on_one_session_the_second_is_refused(
+    shared_store: Store,
+) -> None:
     await shared_store.service.create(app_name="a", user_id="u", session_id="s1")
     claimant = start_claimant(shared_store, lease=30)
     try:
@@ -297,7 +454,9 @@ async def test_two_processes_on_one_session_the_second_is_refused(shared_store: 
         claimant.kill()
         claimant.wait()
     # A dead process of this machine: its lease is stale at once.
-    result = await answering(shared_store.service).run_to_result(user_id="u", session_id="s1", content="hi")
+    result = await answering(shared_store.service).run_to_result(
+        user_id="u", session_id="s1", content="hi"
+    )
     assert result.text == "hello"
 
 
@@ -308,7 +467,9 @@ async def test_a_process_killed_mid_run_on_another_machine_loses_its_lease_withi
     await shared_store.service.create(app_name="a", user_id="u", session_id="s1")
     claimant = start_claimant(shared_store, lease, elsewhere=True)
     try:
-        await asyncio.sleep(2 * lease)  # twice its lease: only its heartbeat keeps the session its
+        await asyncio.sleep(
+            2 * lease
+        )  # twice its lease: only its heartbeat keeps the session its
         await refused(shared_store, "'box-2'", "cannot be checked from here")
     finally:
         claimant.kill()  # SIGKILL: no end_run, no last word; its lease row stays
@@ -317,14 +478,24 @@ async def test_a_process_killed_mid_run_on_another_machine_loses_its_lease_withi
     await refused(shared_store, "'box-2'")  # not yet: the lease has time left
     while True:
         try:
-            result = await answering(shared_store.service).run_to_result(user_id="u", session_id="s1", content="hi")
+            result = await answering(shared_store.service).run_to_result(
+                user_id="u", session_id="s1", content="hi"
+            )
             break
         except AdkError as exc:
             assert exc.code == "session_busy"
-            assert time.monotonic() - killed < lease + 1.0, "the lease outlived its length"
+            assert time.monotonic() - killed < lease + 1.0, (
+                "the lease outlived its length"
+            )
             await asyncio.sleep(0.1)
     assert result.text == "hello"
     stored = await shared_store.service.get(app_name="a", user_id="u", session_id="s1")
     calls = [c.id for e in stored.events for c in e.function_calls()]
-    answers = {r.id: r.response.get("code") for e in stored.events for r in e.function_responses()}
-    assert len(calls) == 1 and answers == {calls[0]: "interrupted"}, "the killed run's call is answered"
+    answers = {
+        r.id: r.response.get("code")
+        for e in stored.events
+        for r in e.function_responses()
+    }
+    assert len(calls) == 1 and answers == {calls[0]: "interrupted"}, (
+        "the killed run's call is answered"
+    )

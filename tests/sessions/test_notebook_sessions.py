@@ -27,7 +27,12 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def shell(monkeypatch: pytest.MonkeyPatch) -> Any:
     ip = globalipapp.start_ipython() or globalipapp.get_ipython()
     ip.run_cell("%load_ext adk_notebook")
-    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+    for key in (
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ):
         monkeypatch.delenv(key, raising=False)
     yield ip
     monkeypatch.delenv(ENV, raising=False)
@@ -40,7 +45,9 @@ def stored_texts(url: str, session_id: str) -> list[str]:
     async def read() -> list[str]:
         service = open_session_service(url)
         try:
-            session = await service.get(app_name="weather_bot", user_id="user", session_id=session_id)
+            session = await service.get(
+                app_name="weather_bot", user_id="user", session_id=session_id
+            )
             return [e.text for e in session.events] if session else []
         finally:
             await _close(service)
@@ -62,16 +69,21 @@ def start(shell: Any) -> None:
 
 
 @pytest.mark.parametrize("how", ["ADK_SESSIONS", "--use URL"])
-def test_chats_keep_their_sessions_in_the_store_a_url_names(shell: Any, url: str, how: str,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chats_keep_their_sessions_in_the_store_a_url_names(
+    shell: Any, url: str, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if how == "ADK_SESSIONS":
         monkeypatch.setenv(ENV, url)
-        get_workspace(shell).reset()  # what a kernel started with the variable set does at %load_ext
+        get_workspace(
+            shell
+        ).reset()  # what a kernel started with the variable set does at %load_ext
     start(shell)
     if how == "--use URL":
         run(shell, f"%adk sessions --use {url}")
     kind = "Postgres" if url.startswith("postgresql") else "Sqlite"
-    assert type(get_workspace(shell).session_service).__name__ == f"{kind}SessionService"
+    assert (
+        type(get_workspace(shell).session_service).__name__ == f"{kind}SessionService"
+    )
 
     run(shell, "%%chat weather_bot --session s1 --state user_name=Ana\nHi")
     run(shell, "%%chat weather_bot --session s1\nAgain")
@@ -80,7 +92,9 @@ def test_chats_keep_their_sessions_in_the_store_a_url_names(shell: Any, url: str
     assert stored_texts(url, "s1") == ["Hi", "one", "Again", "two"]
 
 
-def test_a_url_that_names_no_store_is_one_clear_line(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_url_that_names_no_store_is_one_clear_line(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(shell)
     capsys.readouterr()
     assert not shell.run_cell("%adk sessions --use mysql://root:hunter2@db/x").success
