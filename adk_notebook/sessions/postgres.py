@@ -419,7 +419,13 @@ class PostgresSessionService(BaseSessionService):
                 kwargs={"autocommit": True},
                 name="adk-sessions",
             )
-            await pool.open(wait=True, timeout=self._timeout)
+            try:
+                await pool.open(wait=True, timeout=self._timeout)
+            except BaseException:
+                await (
+                    pool.close()
+                )  # no workers left retrying a server that is not there
+                raise
             self._pools[loop] = pool
         if not self._tables_ready:
             async with pool.connection(timeout=self._timeout) as conn:
