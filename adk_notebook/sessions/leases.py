@@ -107,7 +107,7 @@ class Lease:
     run_id: str
     pid: int
     host: str
-    started: str  # when process `pid` started (see `process_started`); "" when unknown
+    started: str  # "<pid namespace>|<when process `pid` started>" (see `process_started`); "" when unknown
     expires: float
 
     @classmethod
@@ -121,13 +121,28 @@ class Lease:
             (time.time() if now is None else now) + seconds,
         )
 
+    @property
+    def checkable(self) -> bool:
+        """Whether this process can see the holder's process: same machine, same pid namespace.
+
+        Containers on one host may share its host name but not its processes; a start time
+        recorded without a namespace (older files) counts as this one's.
+        """
+        space, mark, _ = self.started.partition("|")
+        return self.host == HOST and (not mark or space == _PID_SPACE)
+
     def holder(self, now: float) -> tuple[str, str]:
         """(who holds the session, what more to know) for `session_busy`."""
-        if self.host == HOST:
+        if self.checkable:
             return f" (run {self.run_id}, process {self.pid} on this machine)", ""
+        where = (
+            repr(self.host)
+            if self.host != HOST
+            else "another container (pid namespace) of this machine"
+        )
         left = max(0.0, self.expires - now)
         return (
-            f" (run {self.run_id}, process {self.pid} on {self.host!r})",
+            f" (run {self.run_id}, process {self.pid} on {where})",
             (
                 f" A claim from another machine cannot be checked from here; its lease lapses in {left:.0f}s "
                 "unless its run renews it."
@@ -154,8 +169,8 @@ def lease_is_live(lease: Lease, now: float) -> bool:
         return run_is_live(lease.run_id)
     if lease.expires <= now:
         return False
-    if lease.host != HOST:
-        return True  # another machine's process cannot be checked from here: its lease decides
+    if not lease.checkable:
+        return True  # another machine's (or container's) process cannot be checked from here: its lease decides
     try:
         os.kill(lease.pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:
@@ -163,7 +178,10 @@ def lease_is_live(lease: Lease, now: float) -> bool:
     except PermissionError:
         pass  # it exists, and belongs to another user
     # The pid lives, but it may have been handed to another process since the claimant died.
-    return not lease.started or process_started(lease.pid) in (None, lease.started)
+    if not lease.started:
+        return True
+    started = process_started(lease.pid)
+    return started is None or lease.started in (started, f"{_PID_SPACE}|{started}")
 
 
 class Heartbeat:
@@ -254,12 +272,24 @@ _BOOT_ID = _boot_id()
 process_started = (
     _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
 )
+
+
+def _pid_space() -> str:
+    """This process's pid namespace (its inode); "" where that cannot be told."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return ""
+
+
+_PID_SPACE = _pid_space()
 _STARTS: dict[int, str] = {}
 
 
 def _my_start() -> str:
-    """When this process started, read once per pid (a forked child reads its own)."""
+    """This process's namespace and start, read once per pid (a forked child reads its own)."""
     pid = os.getpid()
     if pid not in _STARTS:
-        _STARTS[pid] = process_started(pid) or ""
+        started = process_started(pid)
+        _STARTS[pid] = f"{_PID_SPACE}|{started}" if started else ""
     return _STARTS[pid]

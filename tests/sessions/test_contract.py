@@ -404,30 +404,36 @@ async def test_200_concurrent_runs_on_distinct_sessions_lose_nothing(
 # -- across processes ---------------------------------------------------------------------------
 
 
+# How a claimant is started somewhere this process cannot look: another host name (a UTS
+# namespace: another machine), or this host name with its own processes (a pid namespace: a
+# container that shares the host's name). Either way only its lease tells whether it lives.
+ELSEWHERE = {
+    "here": [],
+    "another machine": [
+        "unshare",
+        "--uts",
+        "sh",
+        "-c",
+        'hostname box-2 && exec "$@"',
+        "sh",
+    ],
+    "another container": ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"],
+}
+
+
 def start_claimant(
-    store: Store, lease: float, *, elsewhere: bool = False
+    store: Store, lease: float, where: str = "here"
 ) -> subprocess.Popen[bytes]:
-    """A process whose run holds session s1 inside its tool; `elsewhere`: it runs under another host
-    name (a UTS namespace), so this process cannot check its pid and only its lease tells."""
-    argv = [sys.executable, "-c", CLAIMANT, store.url, str(lease)]
-    if elsewhere:
-        argv = [
-            "unshare",
-            "--uts",
-            "sh",
-            "-c",
-            'hostname box-2 && exec "$@"',
-            "sh",
-            *argv,
-        ]
+    """A process whose run holds session s1 inside its tool, started `where` (see ELSEWHERE)."""
+    argv = [*ELSEWHERE[where], sys.executable, "-c", CLAIMANT, store.url, str(lease)]
     claimant = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert claimant.stdout is not None
     line = claimant.stdout.readline()
     if line != b"in tool\n":
         claimant.kill()
         stderr = claimant.communicate()[1].decode(errors="replace")
-        if elsewhere and "unshare" in stderr:
-            pytest.skip(f"cannot make a UTS namespace here: {stderr.strip()}")
+        if where != "here" and "unshare" in stderr:
+            pytest.skip(f"cannot make a namespace here: {stderr.strip()}")
         pytest.fail(f"the claimant did not reach its tool: {stderr[-2000:]}")
     return claimant
 
@@ -465,7 +471,7 @@ async def test_a_process_killed_mid_run_on_another_machine_loses_its_lease_withi
 ) -> None:
     lease = 2.0
     await shared_store.service.create(app_name="a", user_id="u", session_id="s1")
-    claimant = start_claimant(shared_store, lease, elsewhere=True)
+    claimant = start_claimant(shared_store, lease, "another machine")
     try:
         await asyncio.sleep(
             2 * lease
@@ -499,3 +505,16 @@ async def test_a_process_killed_mid_run_on_another_machine_loses_its_lease_withi
     assert len(calls) == 1 and answers == {calls[0]: "interrupted"}, (
         "the killed run's call is answered"
     )
+
+
+async def test_a_live_run_in_another_container_of_this_host_keeps_its_session(
+    shared_store: Store,
+) -> None:
+    # Its pid (1 or 2 in its namespace) is some other process here: checking it would free the session.
+    await shared_store.service.create(app_name="a", user_id="u", session_id="s1")
+    claimant = start_claimant(shared_store, 30, "another container")
+    try:
+        await refused(shared_store, "another container (pid namespace) of this machine")
+    finally:
+        claimant.kill()  # --kill-child: the claimant goes with it
+        claimant.wait()
