@@ -31,7 +31,7 @@ async def test_tables_are_made_on_first_use_with_a_schema_version(
     dsn = fresh_schema(postgres_dsn)
     with psycopg.connect(dsn) as conn:
         assert conn.execute(
-            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'adk_%'"
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
         ).fetchone() == (0,)
     async with PostgresSessionService(dsn) as service:
         await service.list(app_name="a", user_id="u")
