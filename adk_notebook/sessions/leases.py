@@ -10,8 +10,11 @@ renews while a tool blocks the event loop, and whichever loop steps the run.
 Two shortcuts on top of the expiry, each only ever freeing a session sooner:
 - a run of this process is judged by its task (`run_is_live`): a cancelled or abandoned run
   no longer holds its session, a live one keeps it whatever its lease says;
-- a lease whose process on this machine is gone (or whose pid another process now has, told
-  apart by the process start time) is stale at once.
+- a lease whose process on this machine (and in this pid namespace: containers may share a
+  host name) is gone, or whose pid another process now has (told apart by the process start
+  time), is stale at once.
+A holder this process cannot see is judged by its lease alone; no pid check ever keeps a
+session past the lease's expiry.
 """
 
 from __future__ import annotations

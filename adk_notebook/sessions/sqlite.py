@@ -7,7 +7,7 @@ Tables (schema version 4, kept in `PRAGMA user_version`):
     app_states    app_name -> `app:` state JSON
     user_states   (app_name, user_id) -> `user:` state JSON
     session_runs  session key -> the lease of the run holding it: run id, process id and start, host,
-                  expiry (see .leases)
+                  expiry (see .leases; by the clocks of the machines sharing the file)
 
 `temp:` keys never reach the file. Each stored event is one transaction together with its
 state changes, so a crash never keeps one without the other. sqlite3 is synchronous, but every
