@@ -79,9 +79,8 @@ def postgres_server(bin_dir: Path) -> Iterator[str]:
             **_owner(),
         )  # type: ignore[call-overload]
         port = _free_port()
-        log = (
-            folder / "server.log"
-        )  # a file, not a pipe: nobody reads a pipe while the tests run
+        # A file, not a pipe: nobody reads a pipe while the tests run.
+        log = folder / "server.log"
         with log.open("wb") as log_file:
             server = subprocess.Popen(
                 [
@@ -132,9 +131,8 @@ def postgres_server(bin_dir: Path) -> Iterator[str]:
                 time.sleep(0.1)
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         finally:
-            server.send_signal(
-                signal.SIGINT
-            )  # "fast" shutdown: clients still connected are let go
+            # "fast" shutdown: clients still connected are let go.
+            server.send_signal(signal.SIGINT)
             try:
                 server.wait(timeout=30)
             except subprocess.TimeoutExpired:

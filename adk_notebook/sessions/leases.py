@@ -55,10 +55,8 @@ def mark_run_live(run_id: str, live: bool) -> None:
         _LIVE_RUNS.pop(run_id, None)
 
 
-if sys.version_info < (
-    3,
-    12,
-):  # here asyncio.current_task is Python around this dict (3.12 made it C)
+# Here asyncio.current_task is Python around this dict (3.12 made it C).
+if sys.version_info < (3, 12):
     _current_task_of = asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]
 else:
     _current_task_of = asyncio.current_task

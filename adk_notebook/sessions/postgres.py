@@ -156,9 +156,8 @@ class PostgresSessionService(BaseSessionService):
         self._pools: dict[asyncio.AbstractEventLoop, AsyncConnectionPool] = {}
         self._tables_ready = False
         self._heartbeat = Heartbeat(self._renew, lease_seconds)
-        self._renewer: psycopg.Connection[Any] | None = (
-            None  # the heartbeat thread's own connection
-        )
+        # The heartbeat thread's own connection (the pools belong to event loops).
+        self._renewer: psycopg.Connection[Any] | None = None
 
     def __repr__(self) -> str:
         return f"PostgresSessionService({_shown(self._dsn)!r})"
@@ -227,9 +226,8 @@ class PostgresSessionService(BaseSessionService):
     async def get(
         self, *, app_name: str, user_id: str, session_id: str
     ) -> Session | None:
-        async with (
-            self._statement() as conn
-        ):  # one statement: the state and events of one moment
+        # One statement: the state and the events of one moment.
+        async with self._statement() as conn:
             found = await conn.execute(_GET, (app_name, user_id, session_id))
             row = await found.fetchone()
         if row is None:
@@ -263,9 +261,8 @@ class PostgresSessionService(BaseSessionService):
         ]
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        async with (
-            self._statement() as conn
-        ):  # its events go with it (ON DELETE CASCADE)
+        # Its events go with it (ON DELETE CASCADE).
+        async with self._statement() as conn:
             await conn.execute(
                 f"DELETE FROM adk_sessions WHERE {_KEY}",
                 (app_name, user_id, session_id),
@@ -422,9 +419,8 @@ class PostgresSessionService(BaseSessionService):
             try:
                 await pool.open(wait=True, timeout=self._timeout)
             except BaseException:
-                await (
-                    pool.close()
-                )  # no workers left retrying a server that is not there
+                # No workers left retrying a server that is not there.
+                await pool.close()
                 raise
             self._pools[loop] = pool
         if not self._tables_ready:

@@ -25,9 +25,8 @@ async def measure(
     """{"appends_per_s", "read_50_ms"}; `create(session_id)` returns a session, `append(session, i)`
     stores event i in it, `get(session_id)` reads it back whole."""
     rates = []
-    for round_ in range(
-        ROUNDS + 1
-    ):  # the first round warms up (tables created, connections opened)
+    # The first round warms up (tables created, connections opened)
+    for round_ in range(ROUNDS + 1):
         session = await create(f"append-{round_}")
         start = time.perf_counter()
         for i in range(n):

@@ -75,9 +75,8 @@ async def test_round_trip_create_get_list_delete(store: Store) -> None:
     await service.delete(app_name=APP, user_id="u1", session_id=session.id)
     assert await service.get(app_name=APP, user_id="u1", session_id=session.id) is None
     assert [s.id for s in await service.list(app_name=APP, user_id="u1")] == ["s2"]
-    await service.delete(
-        app_name=APP, user_id="u1", session_id="never-existed"
-    )  # no error
+    # No error.
+    await service.delete(app_name=APP, user_id="u1", session_id="never-existed")
 
 
 async def test_missing_session_is_none(store: Store) -> None:
@@ -123,9 +122,8 @@ async def test_scopes_across_users_and_reopen(store: Store) -> None:
             ),
         ),
     )
-    assert (
-        first.state["temp:token"] == "temp-value-9f3a"
-    )  # served to the live invocation
+    # Served to the live invocation.
+    assert first.state["temp:token"] == "temp-value-9f3a"
 
     service = store.reopen()
     same = await service.get(app_name=APP, user_id="u1", session_id=first.id)
@@ -143,18 +141,16 @@ async def test_scopes_across_users_and_reopen(store: Store) -> None:
         "topic": "weather",
     }
 
-    sibling = await service.create(
-        app_name=APP, user_id="u1"
-    )  # same user, another session
+    # Same user, another session.
+    sibling = await service.create(app_name=APP, user_id="u1")
     assert sibling.state == {
         "app:theme": "dark",
         "app:count": 1,
         "user:lang": "pt",
         "user:seen": True,
     }
-    stranger = await service.create(
-        app_name=APP, user_id="u2"
-    )  # another user: app scope only
+    # Another user: app scope only.
+    stranger = await service.create(app_name=APP, user_id="u2")
     assert stranger.state == {"app:theme": "dark", "app:count": 1}
     elsewhere = await service.create(app_name="other-app", user_id="u1")
     assert elsewhere.state == {}
@@ -277,9 +273,8 @@ async def test_a_second_run_is_refused_naming_the_holder_and_release_run(
         )
     assert caught.value.code == "session_busy" and RELEASE in caught.value.message
     if store.shared:
-        assert (
-            "on this machine" in caught.value.message
-        )  # the holder: its run and process
+        # The holder: its run and process.
+        assert "on this machine" in caught.value.message
     gate.set()
     assert (await first).text == "done"
     assert (
@@ -304,9 +299,10 @@ async def test_a_stuck_run_is_released_by_hand(store: Store) -> None:
     )
     await asyncio.sleep(0.2)
     assert await service.release_run(app_name="a", user_id="u", session_id="s1") is True
+    # Nothing left.
     assert (
         await service.release_run(app_name="a", user_id="u", session_id="s1") is False
-    )  # nothing left
+    )
     assert (
         await answering(service).run_to_result(
             user_id="u", session_id="s1", content="hi"
@@ -473,9 +469,8 @@ async def test_a_process_killed_mid_run_on_another_machine_loses_its_lease_withi
     await shared_store.service.create(app_name="a", user_id="u", session_id="s1")
     claimant = start_claimant(shared_store, lease, "another machine")
     try:
-        await asyncio.sleep(
-            2 * lease
-        )  # twice its lease: only its heartbeat keeps the session its
+        # Twice its lease: only its heartbeat keeps the session its.
+        await asyncio.sleep(2 * lease)
         await refused(shared_store, "'box-2'", "cannot be checked from here")
     finally:
         claimant.kill()  # SIGKILL: no end_run, no last word; its lease row stays
