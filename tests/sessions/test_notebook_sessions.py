@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from IPython.testing import globalipapp
+from nbclient import NotebookClient
 from session_stores import fresh_schema
 from test_magics import FakeView, define_weather_bot, run
 
@@ -39,14 +42,14 @@ def shell(monkeypatch: pytest.MonkeyPatch) -> Any:
     get_workspace(ip).reset()
 
 
-def stored_texts(url: str, session_id: str) -> list[str]:
+def stored_texts(url: str, session_id: str, app: str = "weather_bot") -> list[str]:
     """What another process reading `url` finds in the chat's session."""
 
     async def read() -> list[str]:
         service = open_session_service(url)
         try:
             session = await service.get(
-                app_name="weather_bot", user_id="user", session_id=session_id
+                app_name=app, user_id="user", session_id=session_id
             )
             return [e.text for e in session.events] if session else []
         finally:
@@ -102,3 +105,45 @@ def test_a_url_that_names_no_store_is_one_clear_line(
     out = shown.out + shown.err
     assert "names no session service" in out and "postgresql://" in out
     assert "hunter2" not in out, "a password in a URL is never shown"
+
+
+KERNEL_CELLS = [
+    "%load_ext adk_notebook",
+    "from adk_notebook import ScriptedModel\nmodel = ScriptedModel([{answer!r}])",
+    "%%agent helper --model model\nYou help.",
+    "%%chat helper --session shared\n{message}",
+    "print(len(model.requests[0].contents), 'contents sent')",
+    "%adk sessions",
+]
+
+
+def run_kernel(url: str, message: str, answer: str) -> list[str]:
+    """A real kernel started as a JupyterHub spawner would start it (ADK_SESSIONS set); its outputs' text."""
+    cells = [c.format(answer=answer, message=message) for c in KERNEL_CELLS]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute(
+        env={**os.environ, ENV: url}
+    )
+    return [
+        o.get("text", "") + o.get("data", {}).get("text/plain", "")
+        for cell in nb.cells
+        for o in cell.outputs
+    ]
+
+
+@pytest.mark.notebook
+def test_two_kernels_pointed_at_one_database_continue_one_conversation(
+    url: str,
+) -> None:
+    first = "\n".join(run_kernel(url, "Remember: blue.", "Noted."))
+    assert "1 contents sent" in first
+    second = "\n".join(run_kernel(url, "What did I say?", "You said blue."))
+    # The second kernel's model saw the first kernel's conversation: 2 messages before its own.
+    assert "3 contents sent" in second
+    assert "shared" in second.split("Sessions (")[1]
+    assert stored_texts(url, "shared", app="helper") == [
+        "Remember: blue.",
+        "Noted.",
+        "What did I say?",
+        "You said blue.",
+    ]
