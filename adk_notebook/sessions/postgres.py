@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Self
@@ -158,6 +159,7 @@ class PostgresSessionService(BaseSessionService):
         self._heartbeat = Heartbeat(self._renew, lease_seconds)
         # The heartbeat thread's own connection (the pools belong to event loops).
         self._renewer: psycopg.Connection[Any] | None = None
+        self._renewer_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PostgresSessionService({_shown(self._dsn)!r})"
@@ -178,9 +180,10 @@ class PostgresSessionService(BaseSessionService):
                 await pool.close()
             elif not pool_loop.is_closed():
                 self._pools[pool_loop] = pool  # still in use there
-        if self._renewer is not None:
-            self._renewer.close()
-            self._renewer = None
+        with self._renewer_lock:
+            if self._renewer is not None:
+                self._renewer.close()
+                self._renewer = None
 
     async def create(
         self,
@@ -352,18 +355,21 @@ class PostgresSessionService(BaseSessionService):
 
     def _renew(self, run_ids: Collection[str], expires: float) -> None:
         """The heartbeat (a thread): push the leases on by their length, by the database's clock."""
-        if self._renewer is None or self._renewer.closed:
-            self._renewer = psycopg.connect(
-                self._dsn, autocommit=True, connect_timeout=int(self._timeout)
-            )
-        try:
-            self._renewer.execute(
-                f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE run_id = ANY(%s)",
-                (self._heartbeat.seconds, list(run_ids)),
-            )
-        except psycopg.Error:
-            self._renewer.close()
-            raise
+        with self._renewer_lock:
+            if self._renewer is None or self._renewer.closed:
+                self._renewer = psycopg.connect(
+                    self._dsn,
+                    autocommit=True,
+                    connect_timeout=max(1, int(self._timeout)),
+                )
+            try:
+                self._renewer.execute(
+                    f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE run_id = ANY(%s)",
+                    (self._heartbeat.seconds, list(run_ids)),
+                )
+            except psycopg.Error:
+                self._renewer.close()
+                raise
 
     def _transaction(self) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
         """A transaction on a pooled connection of this loop, for work of several statements."""
