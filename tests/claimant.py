@@ -1,6 +1,6 @@
 """A real claimant for tests of session claims: a process that runs an agent into a tool and stays there.
 
-`CLAIMANT` is a script (`python -c CLAIMANT URL LEASE_SECONDS`, the URL of a store as ADK_SESSIONS
+`CLAIMANT` is a script (`python -c CLAIMANT URL LEASE_SECONDS [TOOL_SECONDS]`, the URL of a store as ADK_SESSIONS
 takes it, e.g. sqlite:////tmp/s.db) that prints "in tool" once its run holds session "s1" of user
 "u" in app "a"; `start_with_pid` starts a process on a given pid, to show what happens when the
 kernel hands a dead claimant's pid to another process.
@@ -23,7 +23,7 @@ from adk_notebook.sessions.urls import open_session_service
 async def slow() -> dict:
     "Take a long time."
     print("in tool", flush=True)
-    await asyncio.sleep(120)
+    await asyncio.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 120)
     return {}
 
 async def main() -> None:
@@ -46,7 +46,9 @@ def start_with_pid(pid: int, argv: list[str]) -> subprocess.Popen[bytes]:
             with open("/proc/sys/kernel/ns_last_pid", "w") as last:
                 last.write(str(pid - 1))
         except OSError as exc:
-            pytest.skip(f"cannot choose the next pid here ({exc}): needs Linux and root")
+            pytest.skip(
+                f"cannot choose the next pid here ({exc}): needs Linux and root"
+            )
         process = subprocess.Popen(argv)
         if process.pid == pid:
             return process

@@ -31,11 +31,14 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.errors import AdkError
+
 __all__ = [
     "Heartbeat",
     "Lease",
     "held_by_another",
     "lease_is_live",
+    "lease_lost",
     "mark_run_live",
     "run_is_live",
     "run_marker",
@@ -188,23 +191,30 @@ def lease_is_live(lease: Lease, now: float) -> bool:
 class Heartbeat:
     """A daemon thread that renews the leases one service holds, every third of their length.
 
-    `renew(run_ids, expires)` pushes the given runs' leases to `expires`; only runs still live
-    in this process are renewed, so an abandoned run's lease lapses like a dead process's.
-    `hold` and `drop` also mark the run live in this process, and no longer.
+    `renew(run_ids, expires)` pushes the given runs' leases to `expires` and returns the runs
+    whose lease it found (the others were taken over); only runs still live in this process are
+    renewed, so an abandoned run's lease lapses like a dead process's. `hold` and `drop` also
+    mark the run live in this process, and no longer.
+
+    A store asks `may_have_lapsed(run_id)` before it writes for a run: true when no renewal was
+    confirmed for two thirds of a lease (the process was paused, the database away), and then
+    it checks the lease itself before writing (`confirmed` once it found it still the run's).
     """
 
     def __init__(
-        self, renew: Callable[[Collection[str], float], None], seconds: float
+        self, renew: Callable[[Collection[str], float], Collection[str]], seconds: float
     ) -> None:
         self._renew, self.seconds = renew, seconds
-        self._held: set[str] = set()
+        self._held: dict[
+            str, float
+        ] = {}  # run id -> when its lease was last confirmed (wall clock: counts a suspend)
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
     def hold(self, run_id: str) -> None:
         mark_run_live(run_id, True)
         with self._wake:
-            self._held.add(run_id)
+            self._held[run_id] = time.time()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._beat, name="adk-session-leases", daemon=True
@@ -214,12 +224,23 @@ class Heartbeat:
     def drop(self, run_id: str) -> None:
         mark_run_live(run_id, False)
         with self._wake:
-            self._held.discard(run_id)
+            self._held.pop(run_id, None)
 
     def stop(self) -> None:
         with self._wake:
             self._held.clear()
             self._wake.notify()
+
+    def may_have_lapsed(self, run_id: str) -> bool:
+        confirmed = self._held.get(run_id)
+        return confirmed is not None and time.time() - confirmed > self.seconds * 2 / 3
+
+    def confirmed(self, run_ids: Collection[str]) -> None:
+        now = time.time()
+        with self._wake:
+            for run_id in run_ids:
+                if run_id in self._held:
+                    self._held[run_id] = now
 
     def _beat(self) -> None:
         while True:
@@ -232,7 +253,19 @@ class Heartbeat:
             if live:
                 # A failure (the database briefly away) is retried at the next beat, two thirds early.
                 with suppress(Exception):
-                    self._renew(live, time.time() + self.seconds)
+                    self.confirmed(self._renew(live, time.time() + self.seconds))
+
+
+def lease_lost(key: tuple[str, str, str], run_id: str, seconds: float) -> AdkError:
+    """The error of a run that finds another run took its session over while it was not looking."""
+    return AdkError.session(
+        f"Run {run_id} lost session {key[2]!r}: its lease lapsed (this process was paused, or could not reach the "
+        f"session store, for longer than lease_seconds={seconds:g}) and another run took the session over, so "
+        "this run stops without writing more. Send the message again; to ride out longer pauses, pass a larger "
+        "`lease_seconds=` to the session service.",
+        code="session_lease_lost",
+        category="unavailable",
+    )
 
 
 def _started_from_proc(pid: int) -> str | None:

@@ -42,7 +42,7 @@ from ..core.errors import AdkError
 from ..core.events import Event, new_id
 from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, session_busy, session_exists
-from .leases import Heartbeat, Lease, held_by_another
+from .leases import Heartbeat, Lease, held_by_another, lease_lost
 
 __all__ = ["PostgresSessionService"]
 
@@ -300,9 +300,23 @@ class PostgresSessionService(BaseSessionService):
             "timestamp) SELECT %s, %s, %s, %s, %s, %s FROM s"
         )
         async with self._statement() as conn:
+            if self._heartbeat.may_have_lapsed(event.invocation_id):
+                await self._confirm_lease(conn, key, event.invocation_id)
             await conn.execute(
                 statement, (*params, *key, event.id, data, event.timestamp)
             )
+
+    async def _confirm_lease(
+        self, conn: psycopg.AsyncConnection[Any], key: tuple[str, str, str], run_id: str
+    ) -> None:
+        """Renew run `run_id`'s lease before it writes, or raise `lease_lost` when another run took it."""
+        renewed = await conn.execute(
+            f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE {_RUN_KEY} AND run_id = %s",
+            (self._heartbeat.seconds, *key, run_id),
+        )
+        if not renewed.rowcount:
+            raise lease_lost(key, run_id, self._heartbeat.seconds)
+        self._heartbeat.confirmed([run_id])
 
     async def begin_run(self, session: Session, run_id: str) -> None:
         """Lease the session in the database; an expired lease, or a dead local process's, is taken over."""
@@ -353,7 +367,7 @@ class PostgresSessionService(BaseSessionService):
             )
             return deleted.rowcount > 0
 
-    def _renew(self, run_ids: Collection[str], expires: float) -> None:
+    def _renew(self, run_ids: Collection[str], expires: float) -> Collection[str]:
         """The heartbeat (a thread): push the leases on by their length, by the database's clock."""
         with self._renewer_lock:
             if self._renewer is None or self._renewer.closed:
@@ -363,10 +377,11 @@ class PostgresSessionService(BaseSessionService):
                     connect_timeout=max(1, int(self._timeout)),
                 )
             try:
-                self._renewer.execute(
-                    f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE run_id = ANY(%s)",
+                renewed = self._renewer.execute(
+                    f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE run_id = ANY(%s) RETURNING run_id",
                     (self._heartbeat.seconds, list(run_ids)),
                 )
+                return [run_id for (run_id,) in renewed.fetchall()]
             except psycopg.Error:
                 self._renewer.close()
                 raise

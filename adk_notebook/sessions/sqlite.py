@@ -33,7 +33,7 @@ from ..core.events import Event, new_id
 from ..core.json_value import json_problem, repair_text
 from ..core.state import checked_state, split_delta
 from .base import BaseSessionService, Session, session_busy, session_exists
-from .leases import Heartbeat, Lease, held_by_another
+from .leases import Heartbeat, Lease, held_by_another, lease_lost
 
 __all__ = ["SqliteSessionService"]
 
@@ -219,7 +219,15 @@ class SqliteSessionService(BaseSessionService):
     ) -> None:
         data = _dumps(event.to_dict(), f"event {event.id!r}")
         key = (session.app_name, session.user_id, session.id)
+        run_id = event.invocation_id
         with self._transaction(write=True) as conn:
+            if self._heartbeat.may_have_lapsed(run_id):  # then the lease decides, in this transaction
+                renewed = conn.execute(
+                    "UPDATE session_runs SET expires = ? WHERE app_name = ? AND user_id = ? AND session_id = ? "
+                    "AND run_id = ?", (time.time() + self._heartbeat.seconds, *key, run_id))
+                if not renewed.rowcount:
+                    raise lease_lost(key, run_id, self._heartbeat.seconds)
+                self._heartbeat.confirmed([run_id])
             row = conn.execute(f"SELECT state FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
             if row is None:  # deleted while running: nothing left to keep it in
                 return
@@ -272,9 +280,10 @@ class SqliteSessionService(BaseSessionService):
                 (session.app_name, session.user_id, session.id, run_id),
             )
 
-    def _renew(self, run_ids: Collection[str], expires: float) -> None:
+    def _renew(self, run_ids: Collection[str], expires: float) -> Collection[str]:
         with self._transaction(write=True) as conn:
-            conn.executemany("UPDATE session_runs SET expires = ? WHERE run_id = ?", [(expires, r) for r in run_ids])
+            return [r for r in run_ids
+                    if conn.execute("UPDATE session_runs SET expires = ? WHERE run_id = ?", (expires, r)).rowcount]
 
     async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
         """Drop the claim of the run holding a session, whoever holds it; False when none did.

@@ -10,6 +10,7 @@ killed process's lease taken over within the lease time, the calls a dead run le
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 import time
@@ -418,10 +419,19 @@ ELSEWHERE = {
 
 
 def start_claimant(
-    store: Store, lease: float, where: str = "here"
+    store: Store, lease: float, where: str = "here", tool_seconds: float = 120
 ) -> subprocess.Popen[bytes]:
-    """A process whose run holds session s1 inside its tool, started `where` (see ELSEWHERE)."""
-    argv = [*ELSEWHERE[where], sys.executable, "-c", CLAIMANT, store.url, str(lease)]
+    """A process whose run holds session s1 inside its tool (for `tool_seconds`), started `where`
+    (see ELSEWHERE)."""
+    argv = [
+        *ELSEWHERE[where],
+        sys.executable,
+        "-c",
+        CLAIMANT,
+        store.url,
+        str(lease),
+        str(tool_seconds),
+    ]
     claimant = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert claimant.stdout is not None
     line = claimant.stdout.readline()
@@ -513,3 +523,37 @@ async def test_a_live_run_in_another_container_of_this_host_keeps_its_session(
     finally:
         claimant.kill()  # --kill-child: the claimant goes with it
         claimant.wait()
+
+
+async def test_a_paused_run_whose_lease_was_taken_over_writes_nothing_more(
+    shared_store: Store,
+) -> None:
+    lease = 1.5
+    await shared_store.service.create(app_name="a", user_id="u", session_id="s1")
+    claimant = start_claimant(shared_store, lease, tool_seconds=2 * lease)
+    claimant.send_signal(signal.SIGSTOP)  # a laptop lid closed mid-run: no heartbeat
+    try:
+        await asyncio.sleep(lease + 0.5)
+        result = await answering(shared_store.service).run_to_result(
+            user_id="u", session_id="s1", content="hi"
+        )
+        assert result.text == "hello", "the lapsed lease was taken over"
+    finally:
+        claimant.send_signal(
+            signal.SIGCONT
+        )  # it wakes up, its tool returns, its run wants to go on
+    _, stderr = claimant.communicate(timeout=60)
+    assert claimant.returncode != 0 and "lost session 's1'" in stderr.decode(), (
+        stderr.decode()[-2000:]
+    )
+    stored = await shared_store.service.get(app_name="a", user_id="u", session_id="s1")
+    calls = [c.id for e in stored.events for c in e.function_calls()]
+    answers = {
+        r.id: r.response.get("code")
+        for e in stored.events
+        for r in e.function_responses()
+    }
+    assert answers == {calls[0]: "interrupted"}, (
+        "the woken run wrote nothing into the session it lost"
+    )
+    assert [e.text for e in stored.events][-2:] == ["hi", "hello"]
