@@ -113,6 +113,7 @@ __all__ = [
     "MergedToolset",
     "OpenAIModel",
     "Part",
+    "PostgresSessionService",
     "PrefixedToolset",
     "PythonCodeExecutor",
     "ReadonlyContext",
@@ -141,8 +142,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # Provider models (GeminiModel, AnthropicModel, ...) load on first use; see models/__init__.
-    from . import models
+    # Provider models (GeminiModel, AnthropicModel, ...) and PostgresSessionService load on first use.
+    from . import models, sessions
+
+    if name == "PostgresSessionService":
+        return sessions.PostgresSessionService
 
     if name in models._LAZY:
         value = getattr(models, name)

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from .core.content import Content
-from .sessions.base import Session
+from .core.session import Session
 
 __all__ = ["BaseMemoryService", "InMemoryMemoryService", "MemoryEntry"]
 

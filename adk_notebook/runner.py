@@ -22,8 +22,9 @@ from .core.context import InvocationContext
 from .core.events import Event, Usage, new_id
 from .core.run_config import RunConfig
 from .core.session import Session
-from .sessions.base import BaseSessionService, run_marker, session_not_found
+from .sessions.base import BaseSessionService, session_not_found
 from .sessions.in_memory import InMemorySessionService
+from .sessions.leases import run_marker
 
 if TYPE_CHECKING:
     from .agents.base import Agent

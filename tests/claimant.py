@@ -1,8 +1,9 @@
 """A real claimant for tests of session claims: a process that runs an agent into a tool and stays there.
 
-`CLAIMANT` is a script (`python -c CLAIMANT path/to/sessions.db`) that prints "in tool" once its
-run holds session "s1" of user "u" in app "a"; `start_with_pid` starts a process on a given pid,
-to show what happens when the kernel hands a dead claimant's pid to another process.
+`CLAIMANT` is a script (`python -c CLAIMANT URL LEASE_SECONDS [TOOL_SECONDS]`, the URL of a store as ADK_SESSIONS
+takes it, e.g. sqlite:////tmp/s.db) that prints "in tool" once its run holds session "s1" of user
+"u" in app "a"; `start_with_pid` starts a process on a given pid, to show what happens when the
+kernel hands a dead claimant's pid to another process.
 """
 
 from __future__ import annotations
@@ -15,17 +16,23 @@ __all__ = ["CLAIMANT", "start_with_pid"]
 
 CLAIMANT = r"""
 import asyncio, sys
-from adk_notebook import FunctionCall, LlmAgent, ScriptedModel, SqliteSessionService, tool
+from adk_notebook import FunctionCall, LlmAgent, Runner, ScriptedModel, tool
+from adk_notebook.sessions.urls import open_session_service
 
 @tool
 async def slow() -> dict:
     "Take a long time."
     print("in tool", flush=True)
-    await asyncio.sleep(120)
+    await asyncio.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 120)
     return {}
 
-agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("slow", {}), "done"]), tools=[slow])
-agent.run("go", session_id="s1", user_id="u", session_service=SqliteSessionService(sys.argv[1]))
+async def main() -> None:
+    service = open_session_service(sys.argv[1], lease_seconds=float(sys.argv[2]))
+    agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("slow", {}), "done"]), tools=[slow])
+    await Runner(app_name="a", agent=agent, session_service=service).run_to_result(
+        user_id="u", session_id="s1", content="go")
+
+asyncio.run(main())
 """
 
 
@@ -39,7 +46,9 @@ def start_with_pid(pid: int, argv: list[str]) -> subprocess.Popen[bytes]:
             with open("/proc/sys/kernel/ns_last_pid", "w") as last:
                 last.write(str(pid - 1))
         except OSError as exc:
-            pytest.skip(f"cannot choose the next pid here ({exc}): needs Linux and root")
+            pytest.skip(
+                f"cannot choose the next pid here ({exc}): needs Linux and root"
+            )
         process = subprocess.Popen(argv)
         if process.pid == pid:
             return process

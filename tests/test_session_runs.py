@@ -9,23 +9,19 @@ import subprocess
 import sys
 
 import pytest
-
 from claimant import CLAIMANT, start_with_pid
 
 from adk_notebook import (
     AdkError,
-    Content,
-    Event,
     FunctionCall,
     InMemorySessionService,
     LlmAgent,
-    Part,
     Runner,
     ScriptedModel,
     SqliteSessionService,
     tool,
 )
-from adk_notebook.sessions.sqlite import _started_from_proc, _started_from_ps
+from adk_notebook.sessions.leases import _started_from_proc, _started_from_ps
 
 
 def agent_waiting_on(gate: asyncio.Event) -> LlmAgent:
@@ -77,7 +73,7 @@ async def test_a_claim_whose_pid_another_process_reused_is_taken_over(tmp_path) 
     path = tmp_path / "s.db"
     with SqliteSessionService(path) as service:
         await service.create(app_name="a", user_id="u", session_id="s1")
-    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, str(path)], stdout=subprocess.PIPE)
+    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, f"sqlite:///{path}", "30"], stdout=subprocess.PIPE)
     try:
         assert claimant.stdout.readline() == b"in tool\n"  # it holds the session, inside its tool
         with SqliteSessionService(path) as service:
@@ -138,26 +134,6 @@ async def test_a_claim_from_another_machine_is_refused_with_the_way_to_release_i
         assert await service.release_run(app_name="a", user_id="u", session_id="s1") is True
         assert await service.release_run(app_name="a", user_id="u", session_id="s1") is False  # nothing left to drop
         assert (await runner.run_to_result(user_id="u", session_id=session.id, content="hi")).text == "hello"
-
-
-@pytest.mark.parametrize("service_kind", ["memory", "sqlite"])
-async def test_calls_left_unanswered_by_a_dead_run_are_answered_before_the_next(service_kind, tmp_path) -> None:
-    sessions = InMemorySessionService() if service_kind == "memory" else SqliteSessionService(tmp_path / "s.db")
-    session = await sessions.create(app_name="a", user_id="u")
-    # A run that died inside its tool: the call is stored, its response never was.
-    await sessions.append_event(session, Event("user", Content.user("weather?"), "e-old"))
-    call = FunctionCall("get_weather", {"city": "Lima"}, "call-1")
-    await sessions.append_event(session, Event("a", Content("model", [Part(function_call=call)]), "e-old"))
-
-    model = ScriptedModel(["Sorry, let me try again."])
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model), session_service=sessions)
-    events = [e async for e in runner.run(user_id="u", session_id=session.id, content="still there?")]
-
-    history = model.requests[0].contents
-    assert [c.role for c in history] == ["user", "model", "tool", "user"]
-    answer = history[2].parts[0].function_response
-    assert (answer.id, answer.response["code"]) == ("call-1", "interrupted")
-    assert events[-1].text == "Sorry, let me try again."
 
 
 async def test_a_stream_abandoned_between_events_does_not_hold_the_session() -> None:

@@ -1,4 +1,4 @@
-"""SqliteSessionService: persistence, state scopes across reopen, atomicity, errors, threads."""
+"""SqliteSessionService beyond the contract (tests/sessions): the file, atomicity, errors, threads."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
 import pytest
+from session_stores import rich_events
 
 import adk_notebook
 from adk_notebook import (
@@ -19,44 +20,10 @@ from adk_notebook import (
     Content,
     Event,
     EventActions,
-    FunctionCall,
-    FunctionResponse,
-    InMemorySessionService,
-    Part,
     SqliteSessionService,
-    Usage,
 )
 
 APP = "demo"
-
-
-class Store:
-    """One kind of service under test; `reopen()` is a new service on the same file (SQLite only)."""
-
-    def __init__(self, kind: str, path: Path) -> None:
-        self.kind = kind
-        self.path = path
-        self.service = self._open()
-
-    def _open(self):
-        return SqliteSessionService(self.path) if self.kind == "sqlite" else InMemorySessionService()
-
-    def reopen(self):
-        if self.kind == "sqlite":
-            self.service.close()
-            self.service = self._open()
-        return self.service
-
-    def close(self) -> None:
-        if self.kind == "sqlite":
-            self.service.close()
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    store = Store(request.param, tmp_path / "sessions.db")
-    yield store
-    store.close()
 
 
 @pytest.fixture
@@ -70,105 +37,9 @@ def raw_db(path: Path) -> closing[sqlite3.Connection]:
     return closing(sqlite3.connect(path, isolation_level=None))
 
 
-def rich_events() -> list[Event]:
-    call = FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, id="call-1")
-    return [
-        Event("user", Content.user("What's in this image?").with_inline_data("image/png", b"\x89PNG\x00\xff")),
-        Event("weather", Content("model", [Part(function_call=call)]), invocation_id="inv-1",
-              usage=Usage(10, 5, 15)),
-        Event("weather", Content("tool", [Part(function_response=FunctionResponse(
-            "get_weather", {"condition": "sunny"}, id="call-1", parts=[Part.from_bytes("image/jpeg", b"\x01\x02")]))]),
-              invocation_id="inv-1", actions=EventActions(state_delta={"last_city": "Tokyo", "app:calls": 1})),
-        Event("weather", Content.model("Sunny in Tokyo. ☀"), invocation_id="inv-1", turn_complete=True,
-              usage=Usage(20, 7, 27), metadata={"finish_reason": "stop"}),
-    ]
-
-
 def test_exported_from_the_package_root():
     assert "SqliteSessionService" in adk_notebook.__all__
     assert adk_notebook.__all__ == sorted(adk_notebook.__all__)
-
-
-async def test_round_trip_create_get_list_delete(tmp_path):
-    path = tmp_path / "sessions.db"
-    with SqliteSessionService(path) as service:
-        session = await service.create(app_name=APP, user_id="u1", state={"user_name": "Ana"})
-        other = await service.create(app_name=APP, user_id="u1", session_id="s2")
-        assert other.id == "s2" and session.state == {"user_name": "Ana"}
-        for event in rich_events():
-            await service.append_event(session, event)
-        live_events = list(session.events)
-
-    with SqliteSessionService(path) as service:
-        got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
-        assert got is not None
-        assert got.events == live_events
-        assert got.events[0].content.parts[1].inline_data.data == b"\x89PNG\x00\xff"
-        assert got.events[1].function_calls() == [
-            FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, "call-1")
-        ]
-        assert got.events[2].function_responses()[0].parts[0].inline_data.data == b"\x01\x02"
-        assert got.events[3].text == "Sunny in Tokyo. ☀" and got.events[3].usage == Usage(20, 7, 27)
-        assert got.state == {"user_name": "Ana", "last_city": "Tokyo", "app:calls": 1}
-        assert got.last_update_time == live_events[-1].timestamp
-
-        listed = await service.list(app_name=APP, user_id="u1")
-        assert [s.id for s in listed] == [session.id, "s2"]
-        assert all(s.events == [] for s in listed) and listed[0].state == got.state
-        assert await service.list(app_name=APP, user_id="u2") == []
-
-        await service.delete(app_name=APP, user_id="u1", session_id=session.id)
-        assert await service.get(app_name=APP, user_id="u1", session_id=session.id) is None
-        assert [s.id for s in await service.list(app_name=APP, user_id="u1")] == ["s2"]
-        await service.delete(app_name=APP, user_id="u1", session_id="never-existed")  # no error
-    with raw_db(path) as raw:
-        assert raw.execute("SELECT count(*) FROM events").fetchone() == (0,)
-
-
-async def test_missing_session_is_none(store):
-    assert await store.service.get(app_name=APP, user_id="u1", session_id="nope") is None
-
-
-async def test_duplicate_session_id_is_rejected_without_side_effects(store):
-    await store.service.create(app_name=APP, user_id="u1", session_id="s1")
-    with pytest.raises(AdkError) as info:
-        await store.service.create(app_name=APP, user_id="u1", session_id="s1", state={"app:x": 1})
-    assert info.value.code == "session_exists" and info.value.category == "invalid_input"
-    other = await store.service.create(app_name=APP, user_id="u2")
-    assert "app:x" not in other.state
-
-
-async def test_scopes_survive_reopen(store):
-    service = store.service
-    first = await service.create(
-        app_name=APP, user_id="u1", state={"app:theme": "dark", "user:lang": "pt", "draft": 1, "temp:scratch": "x"}
-    )
-    assert first.state == {"app:theme": "dark", "user:lang": "pt", "draft": 1}
-    await service.append_event(first, Event("agent", actions=EventActions(state_delta={
-        "app:count": 1, "user:seen": True, "topic": "weather", "temp:token": "temp-value-9f3a",
-    })))
-    assert first.state["temp:token"] == "temp-value-9f3a"  # served to the live invocation
-
-    service = store.reopen()
-    same = await service.get(app_name=APP, user_id="u1", session_id=first.id)
-    assert same.state == {
-        "app:theme": "dark", "app:count": 1, "user:lang": "pt", "user:seen": True, "draft": 1, "topic": "weather",
-    }
-    assert same.events[0].actions.state_delta == {"app:count": 1, "user:seen": True, "topic": "weather"}
-
-    sibling = await service.create(app_name=APP, user_id="u1")  # same user, another session
-    assert sibling.state == {"app:theme": "dark", "app:count": 1, "user:lang": "pt", "user:seen": True}
-    stranger = await service.create(app_name=APP, user_id="u2")  # another user: app scope only
-    assert stranger.state == {"app:theme": "dark", "app:count": 1}
-    elsewhere = await service.create(app_name="other-app", user_id="u1")
-    assert elsewhere.state == {}
-
-    # A write from the stranger's session reaches the app scope of everyone, even after reopen.
-    await service.append_event(stranger, Event("agent", actions=EventActions(state_delta={"app:count": 2})))
-    service = store.reopen()
-    again = await service.get(app_name=APP, user_id="u1", session_id=first.id)
-    assert again.state["app:count"] == 2 and "temp:token" not in again.state
-    assert [s.state for s in await service.list(app_name=APP, user_id="u2")] == [{"app:theme": "dark", "app:count": 2}]
 
 
 async def test_temp_values_never_reach_the_file(tmp_path):
@@ -186,34 +57,6 @@ async def test_temp_values_never_reach_the_file(tmp_path):
     assert b"kept-value-2b8e" in raw and b"temp-value-9f3a" not in raw and b"temp-initial-51c7" not in raw
 
 
-async def test_partial_events_are_not_stored(store):
-    session = await store.service.create(app_name=APP, user_id="u1")
-    await store.service.append_event(session, Event("agent", Content.model("Sun"), partial=True,
-                                                    actions=EventActions(state_delta={"x": 1})))
-    await store.service.append_event(session, Event("agent", Content.model("Sunny.")))
-    service = store.reopen()
-    got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
-    assert [e.text for e in got.events] == ["Sunny."] and "x" not in got.state
-
-
-async def test_none_is_stored_as_null(store):
-    session = await store.service.create(app_name=APP, user_id="u1", state={"a": 1, "user:b": 2})
-    delta = {"a": None, "user:b": None}
-    await store.service.append_event(session, Event("agent", actions=EventActions(state_delta=delta)))
-    service = store.reopen()
-    got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
-    assert got.state == {"a": None, "user:b": None}
-
-
-async def test_event_for_a_deleted_session_is_dropped(store):
-    session = await store.service.create(app_name=APP, user_id="u1")
-    await store.service.delete(app_name=APP, user_id="u1", session_id=session.id)
-    await store.service.append_event(session, Event("agent", actions=EventActions(state_delta={"user:x": 1})))
-    service = store.reopen()
-    assert await service.get(app_name=APP, user_id="u1", session_id=session.id) is None
-    assert (await service.create(app_name=APP, user_id="u1")).state == {}
-
-
 async def test_event_and_state_are_one_transaction(tmp_path):
     path = tmp_path / "sessions.db"
     with SqliteSessionService(path) as service:
@@ -227,23 +70,6 @@ async def test_event_and_state_are_one_transaction(tmp_path):
     with SqliteSessionService(path) as service:
         got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
         assert got.events == [] and got.state == {"n": 0}
-
-
-async def test_state_that_json_cannot_carry_is_a_clear_error(store):
-    db = store.service
-    with pytest.raises(AdkError) as info:
-        await db.create(app_name=APP, user_id="u1", state={"when": object()})
-    assert info.value.category == "invalid_input" and "'when'" in info.value.message
-    assert await db.list(app_name=APP, user_id="u1") == []
-    session = await db.create(app_name=APP, user_id="u1")
-    event = Event("agent", Content.model("kept"), actions=EventActions(state_delta={"blob": {1, 2}, "n": 1}))
-    with pytest.raises(AdkError) as info:
-        await db.append_event(session, event)
-    assert info.value.code == "not_serializable" and "'blob'" in info.value.message
-    assert "stored without this key" in info.value.message
-    # The event and the state it could keep are stored, so nothing it answered is lost.
-    for view in (session, await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)):
-        assert [e.text for e in view.events] == ["kept"] and view.state == {"n": 1}
 
 
 def test_missing_folder_is_a_clear_error(tmp_path):
@@ -401,7 +227,7 @@ async def test_schema_settings_context_manager_repr_and_close(tmp_path):
     assert info.value.code == "session_service_closed" and "SqliteSessionService(" in info.value.message
     with raw_db(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (4,)
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert tables == {"sessions", "events", "app_states", "user_states", "session_runs"}
 
@@ -417,7 +243,7 @@ def test_a_version_1_file_is_upgraded_in_place(tmp_path):
     with SqliteSessionService(path) as service:
         assert asyncio.run(service.get(app_name=APP, user_id="u1", session_id="kept")) is not None
     with raw_db(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (4,)
 
 
 async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(tmp_path):
@@ -440,8 +266,8 @@ async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(t
         await service.begin_run(session, "e-new")
         await service.end_run(session, "e-new")
     with raw_db(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone() == (3,)
-        assert [r[1] for r in raw.execute("PRAGMA table_info(session_runs)")][-1] == "started"
+        assert raw.execute("PRAGMA user_version").fetchone() == (4,)
+        assert [r[1] for r in raw.execute("PRAGMA table_info(session_runs)")][-2:] == ["started", "expires"]
 
 
 def test_threads_append_to_different_sessions_at_once(tmp_path):

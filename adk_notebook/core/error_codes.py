@@ -552,3 +552,17 @@ class ErrorCode(StrEnum):
         "not_an_agent",
         "The factory given to evaluate or run_batch returned something that is not an Agent. Return the agent from it.",
     )
+
+    # Sessions beyond one kernel (leases, PostgreSQL, ADK_SESSIONS)
+    SESSION_LEASE_LOST = (
+        "session_lease_lost",
+        "A run was paused past its session lease and another run took the session over; this run stops instead of writing into it. Run the message again.",
+    )
+    SESSION_DB_UNREACHABLE = (
+        "session_db_unreachable",
+        "The PostgreSQL server named by the DSN cannot be reached or refused the login. Check the DSN (host, port, user, password) and that the server is up.",
+    )
+    SESSION_URL_INVALID = (
+        "session_url_invalid",
+        "ADK_SESSIONS or --sessions is not memory, sqlite:///PATH or postgresql://... Fix the URL.",
+    )

@@ -206,13 +206,14 @@ class AdkMagics(Magics):
     @argument("--message", metavar="TEXT", help="request: the next user message to show in the contents.")
     @argument("--provider", choices=["openai", "gemini", "anthropic", "all"],
               help="request: the provider wire format(s) to show (default: the agent's model's, else all).")
-    @argument("--use", metavar="VAR", help="sessions: keep chat sessions in this session service from now on.")
+    @argument("--use", metavar="VAR|URL", help="sessions: keep chat sessions in this session service variable, or "
+              "the one a URL names (memory, sqlite:///chats.db, postgresql://...), from now on.")
     @no_var_expand
     @line_magic
     def adk(self, line: str) -> Display | EvalReport:
         """Look at the notebook's tools, agents, sessions and state, and what a model receives.
 
-        %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
+        %adk tools | agents | sessions [--use VAR|URL] | state AGENT [--session ID] | schema TOOL
         %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
         %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
         """

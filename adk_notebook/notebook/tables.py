@@ -14,11 +14,20 @@ from typing import Any
 from .._sync import run_sync
 from ..agents.base import Agent
 from ..agents.llm_agent import LlmAgent
+from ..core.session import Session
 from ..models.base import LlmRequest
-from ..sessions.base import BaseSessionService, Session
-from ..tools.base import Tool
 from ..models.registry import AutoChoice, ProviderStatus
-from .display import Display, Table, agent_model_label, instruction_text, json_text, one_line, pre_html
+from ..sessions.base import BaseSessionService
+from ..tools.base import Tool
+from .display import (
+    Display,
+    Table,
+    agent_model_label,
+    instruction_text,
+    json_text,
+    one_line,
+    pre_html,
+)
 from .render import escape, table_html
 from .wire import request_json, wire_bodies
 

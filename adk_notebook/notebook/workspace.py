@@ -1,7 +1,7 @@
 """The notebook's `Workspace`: its tools, agents, sessions and default model, one method per magic.
 
 The workspace is the notebook's registry: tools and agents by name, one session service for
-every chat (in memory unless `%adk sessions --use VAR`), the current session of each agent, and
+every chat (in memory unless ADK_SESSIONS names a database, or `%adk sessions --use VAR|URL`), the current session of each agent, and
 the default model. The magics (`magics.py`) only parse options and call its methods, which tests
 call without a shell; what `%adk` shows is drawn by `tables.py`.
 
@@ -25,10 +25,11 @@ from .._sync import run_sync
 from ..agents.base import Agent
 from ..agents.llm_agent import LlmAgent
 from ..core.errors import AdkError
+from ..core.session import Session
 from ..models.base import Llm
 from ..models.registry import auto_choice, describe, model_id, providers
-from ..sessions.base import BaseSessionService, Session
-from ..sessions.in_memory import InMemorySessionService
+from ..sessions.base import BaseSessionService
+from ..sessions.urls import open_session_service, session_service_from_env
 from ..tools.base import Tool, Toolset
 from ..tools.function import tool as make_tool
 from . import kernel, tables
@@ -70,7 +71,7 @@ class Workspace:
         self._namespace = namespace
         self.tools: dict[str, Tool] = {}
         self.agents: dict[str, _AgentEntry] = {}
-        self.session_service: BaseSessionService = InMemorySessionService()
+        self.session_service: BaseSessionService = session_service_from_env()
         self.user_id = DEFAULT_USER
         self.users: set[str] = {DEFAULT_USER}
         self.default_model: Llm | str = "auto"
@@ -328,7 +329,11 @@ class Workspace:
         return tables.sessions_table(self.session_service, self._all_agents(), sorted(self.users), self.current)
 
     def use_sessions(self, name: str) -> Display:
-        held = self.namespace.get(name)
+        """`%adk sessions --use VAR|URL`: a session service variable, or a URL as ADK_SESSIONS takes."""
+        try:
+            held = open_session_service(name) if name == "memory" or "://" in name else self.namespace.get(name)
+        except AdkError as exc:
+            raise UsageError(f"%adk sessions --use: {exc.message}") from None
         if not isinstance(held, BaseSessionService):
             raise UsageError(f"%adk sessions --use {name}: {_holding(held)}, not a session service "
                              "(e.g. SqliteSessionService('chats.db')).")
@@ -392,7 +397,7 @@ class Workspace:
         self.agents.clear()
         self.current.clear()
         self.users = {DEFAULT_USER}
-        self.session_service = InMemorySessionService()
+        self.session_service = session_service_from_env()
         self.default_model = "auto"
         text = f"adk reset: forgot {counts} and every chat session; the default model is auto again."
         return Display(f"<div>{escape(text)}</div>", text)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import Any
 
 from ..core.content import make_sendable
@@ -13,71 +10,14 @@ from ..core.errors import AdkError
 from ..core.events import Event
 from ..core.session import Session
 from ..core.state import TEMP_PREFIX, split_delta, storable
+from .leases import mark_run_live, run_is_live
 
 __all__ = [
     "BaseSessionService",
-    "mark_run_live",
-    "run_marker",
-    "run_is_live",
     "session_busy",
     "session_exists",
     "session_not_found",
 ]
-
-# The runs in progress in this process, by run id, with the task that drives each. A run whose
-# task has ended (its consumer walked away without closing the stream, or was cancelled
-# between two events) no longer holds its session.
-_LIVE_RUNS: dict[str, asyncio.Task[object] | None] = {}
-
-
-def mark_run_live(run_id: str, live: bool) -> None:
-    """Record (or forget) that this process's current task is working on run `run_id`."""
-    if live:
-        _LIVE_RUNS[run_id] = asyncio.current_task()
-    else:
-        _LIVE_RUNS.pop(run_id, None)
-
-
-if sys.version_info < (3, 12):  # here asyncio.current_task is Python around this dict (3.12 made it C)
-    _current_task_of = asyncio.tasks._current_tasks.get
-else:
-    _current_task_of = asyncio.current_task
-
-
-def run_marker(
-    run_id: str, on_new_task: Callable[[asyncio.Task[Any] | None], None] | None = None
-) -> Callable[[], None]:
-    """`mark_run_live(run_id, True)` as a callable cheap enough for the runner to call at every event.
-
-    `on_new_task` hears of each task that steps the run, when it differs from the last one.
-    """
-    loop, current_task, live = asyncio.get_running_loop(), _current_task_of, _LIVE_RUNS
-    last: asyncio.Task[Any] | None = None
-
-    def mark() -> None:
-        nonlocal last
-        task = live[run_id] = current_task(loop)
-        if task is not last:
-            last = task
-            if on_new_task is not None:
-                on_new_task(task)
-
-    return mark
-
-
-def run_is_live(run_id: str) -> bool:
-    """Whether the run `run_id` of this process still holds its session.
-
-    Its task is the last one that resumed it. While that task runs, or after it ended normally
-    (a consumer may step the stream from a new task each time), the run is live; once the task
-    was cancelled or failed, the stream is abandoned and its claim is stale.
-    """
-    if run_id not in _LIVE_RUNS:
-        return False
-    task = _LIVE_RUNS[run_id]
-    if task is None or not task.done():
-        return True
-    return not task.cancelled() and task.exception() is None
 
 
 def session_not_found(app_name: str, user_id: str, session_id: str) -> AdkError:
@@ -137,7 +77,7 @@ class BaseSessionService(ABC):
         Two runs on one conversation would interleave their tool calls and responses (which
         providers reject) and lose each other's state updates, so the second one is refused.
         This base keeps the claims in the service object; a store shared between processes
-        keeps them in the store (see SqliteSessionService).
+        keeps them in the store as leases (see .leases).
         """
         claims = self._claims()
         key = (session.app_name, session.user_id, session.id)

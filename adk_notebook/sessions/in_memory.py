@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.events import Event, new_id
+from ..core.session import Session
 from ..core.state import checked_state, split_delta
-from .base import BaseSessionService, Session, session_exists
+from .base import BaseSessionService, session_exists
 
 __all__ = ["InMemorySessionService"]
 

@@ -1,12 +1,13 @@
 """Sessions in a SQLite file: persistent, embedded, standard library only.
 
-Tables (schema version 3, kept in `PRAGMA user_version`):
+Tables (schema version 4, kept in `PRAGMA user_version`):
 
     sessions      (app_name, user_id, id) -> session-scope state JSON, created/updated times
     events        seq (insertion order), session key, id, Event.to_dict() JSON, timestamp
     app_states    app_name -> `app:` state JSON
     user_states   (app_name, user_id) -> `user:` state JSON
-    session_runs  session key -> the run holding it: run id, process id and start, host (see begin_run)
+    session_runs  session key -> the lease of the run holding it: run id, process id and start, host,
+                  expiry (see .leases; by the clocks of the machines sharing the file)
 
 `temp:` keys never reach the file. Each stored event is one transaction together with its
 state changes, so a crash never keeps one without the other. sqlite3 is synchronous, but every
@@ -20,24 +21,25 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import socket
 import sqlite3
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
 from ..core.json_value import json_problem, repair_text
+from ..core.session import Session
 from ..core.state import checked_state, split_delta
-from .base import BaseSessionService, Session, mark_run_live, run_is_live, session_busy, session_exists
+from .base import BaseSessionService, session_busy, session_exists
+from .leases import Heartbeat, Lease, held_by_another, lease_lost
 
 __all__ = ["SqliteSessionService"]
 
-_SCHEMA_VERSION = 3  # 2 -> 3: session_runs.started
+_SCHEMA_VERSION = 4  # 2 -> 3: session_runs.started; 3 -> 4: session_runs.expires (leases)
+DEFAULT_LEASE = 30.0  # seconds; also what a claim written without an expiry gets
 # One encoder (dumps() builds one per call). ASCII output: a surrogate that got past
 # make_sendable (in an event's metadata, say) becomes an escape, not text SQLite cannot encode.
 _JSON = json.JSONEncoder(separators=(",", ":"))
@@ -81,6 +83,7 @@ CREATE TABLE IF NOT EXISTS session_runs (
     pid        INTEGER NOT NULL,
     host       TEXT NOT NULL,
     started    TEXT NOT NULL DEFAULT '',
+    expires    REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0 + 30),
     PRIMARY KEY (app_name, user_id, session_id)
 );
 """
@@ -91,7 +94,7 @@ _PROBES = (
     "SELECT seq, app_name, user_id, session_id, id, data, timestamp FROM events LIMIT 0",
     "SELECT app_name, state FROM app_states LIMIT 0",
     "SELECT app_name, user_id, state FROM user_states LIMIT 0",
-    "SELECT app_name, user_id, session_id, run_id, pid, host, started FROM session_runs LIMIT 0",
+    "SELECT app_name, user_id, session_id, run_id, pid, host, started, expires FROM session_runs LIMIT 0",
 )
 
 _SESSION_KEY = "app_name = ? AND user_id = ? AND id = ?"
@@ -115,6 +118,9 @@ class SqliteSessionService(BaseSessionService):
         path: The database file; it is created (with its tables) when missing, but its folder
             must exist. Several services, threads or processes may share one file.
         timeout: Seconds to wait for another connection's write lock before giving up.
+        lease_seconds: How long a run's claim on its session outlives its last heartbeat (see
+            .leases): the longest another process waits for a session whose run died
+            unseen (on another machine sharing the file).
 
     Use it as a context manager, or call `close()` when done:
 
@@ -122,17 +128,20 @@ class SqliteSessionService(BaseSessionService):
             runner = Runner(app_name="demo", agent=agent, session_service=sessions)
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 5.0, lease_seconds: float = DEFAULT_LEASE
+    ) -> None:
         self.path = os.path.expanduser(os.fspath(path))
         self._timeout = timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = _open(self.path, timeout)
+        self._heartbeat = Heartbeat(self._renew, lease_seconds)
 
     def __repr__(self) -> str:
         closed = ", closed" if self._conn is None else ""
         return f"SqliteSessionService({self.path!r}{closed})"
 
-    def __enter__(self) -> SqliteSessionService:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -140,6 +149,7 @@ class SqliteSessionService(BaseSessionService):
 
     def close(self) -> None:
         """Close the connection (the last one to close folds the WAL back into the file). Idempotent."""
+        self._heartbeat.stop()
         with self._lock:
             conn, self._conn = self._conn, None
         if conn is not None:
@@ -210,7 +220,15 @@ class SqliteSessionService(BaseSessionService):
     ) -> None:
         data = _dumps(event.to_dict(), f"event {event.id!r}")
         key = (session.app_name, session.user_id, session.id)
+        run_id = event.invocation_id
         with self._transaction(write=True) as conn:
+            if self._heartbeat.may_have_lapsed(run_id):  # then the lease decides, in this transaction
+                renewed = conn.execute(
+                    "UPDATE session_runs SET expires = ? WHERE app_name = ? AND user_id = ? AND session_id = ? "
+                    "AND run_id = ?", (time.time() + self._heartbeat.seconds, *key, run_id))
+                if not renewed.rowcount:
+                    raise lease_lost(key, run_id, self._heartbeat.seconds)
+                self._heartbeat.confirmed([run_id])
             row = conn.execute(f"SELECT state FROM sessions WHERE {_SESSION_KEY}", key).fetchone()
             if row is None:  # deleted while running: nothing left to keep it in
                 return
@@ -233,43 +251,47 @@ class SqliteSessionService(BaseSessionService):
                 _merge(self.path, conn, "user_states", (session.app_name, session.user_id), user_delta)
 
     async def begin_run(self, session: Session, run_id: str) -> None:
-        """Claim the session in the file, so runs in other processes see it too.
+        """Lease the session in the file, so runs in other processes and machines see the claim.
 
-        A claim left by a process that died (kill -9, a crashed kernel) is stale and taken
-        over, even when its process id now belongs to another process (the claim records when
-        its process started); so is one of this process whose run no longer has a task.
+        An expired lease, or one whose process on this machine is gone, is taken over (see .leases).
         """
         key = (session.app_name, session.user_id, session.id)
-        pid = os.getpid()
+        now = time.time()
+        mine = Lease.mine(run_id, self._heartbeat.seconds, now)
         with self._transaction(write=True) as conn:
             row = conn.execute(
-                "SELECT run_id, pid, host, started FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ?",
+                "SELECT run_id, pid, host, started, expires FROM session_runs "
+                "WHERE app_name = ? AND user_id = ? AND session_id = ?",
                 key,
             ).fetchone()
-            if row is not None and row[0] != run_id and _claim_is_live(*row):
-                raise _busy(key, *row[:3])
+            if held := held_by_another(row, run_id, now):
+                raise session_busy(*key, *held.holder(now))
             conn.execute(
-                "INSERT OR REPLACE INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (*key, run_id, pid, _HOST, _started(pid) or ""),
+                "INSERT OR REPLACE INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started, expires) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, run_id, mine.pid, mine.host, mine.started, mine.expires),
             )
-        mark_run_live(run_id, True)
+        self._heartbeat.hold(run_id)
 
     async def end_run(self, session: Session, run_id: str) -> None:
-        mark_run_live(run_id, False)
+        self._heartbeat.drop(run_id)
         with self._transaction(write=True) as conn:
             conn.execute(
                 "DELETE FROM session_runs WHERE app_name = ? AND user_id = ? AND session_id = ? AND run_id = ?",
                 (session.app_name, session.user_id, session.id, run_id),
             )
 
+    def _renew(self, run_ids: Collection[str], expires: float) -> Collection[str]:
+        with self._transaction(write=True) as conn:
+            return [r for r in run_ids
+                    if conn.execute("UPDATE session_runs SET expires = ? WHERE run_id = ?", (expires, r)).rowcount]
+
     async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
         """Drop the claim of the run holding a session, whoever holds it; False when none did.
 
-        For a claim that cannot expire by itself: one left by a process on another machine
-        sharing this file, which cannot be checked from here (or by a process whose start time
-        this system does not tell). Only call it when that run is really gone, or two runs will
-        write to one conversation.
+        For a claim not to wait out: one left by a process on another machine sharing this
+        file, whose lease has not lapsed yet, or a run of this process whose task is stuck.
+        Only call it when that run is really gone, or two runs will write to one conversation.
         """
         with self._transaction(write=True) as conn:
             cursor = conn.execute(
@@ -303,63 +325,6 @@ class SqliteSessionService(BaseSessionService):
                 if isinstance(exc, UnicodeEncodeError):  # sqlite3 could not encode a parameter as UTF-8
                     raise _not_text(self.path, exc) from exc
                 raise
-
-
-_HOST = socket.gethostname()
-
-
-def _busy(key: tuple[str, str, str], run_id: str, pid: int, host: str) -> AdkError:
-    if host == _HOST:
-        return session_busy(*key, f" (run {run_id}, process {pid} on this machine)")
-    return session_busy(*key, f" (run {run_id}, process {pid} on {host!r})",
-                        " A claim from another machine cannot be checked from here.")
-
-
-def _claim_is_live(run_id: str, pid: int, host: str, started: str) -> bool:
-    if host != _HOST:
-        return True  # another machine's process cannot be checked from here
-    if pid == os.getpid():
-        return run_is_live(run_id)
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # it exists, and belongs to another user
-    # The pid lives, but it may have been handed to another process since the claimant died.
-    return not started or _started(pid) in (None, started)
-
-
-def _started_from_proc(pid: int) -> str | None:
-    """When process `pid` started (boot id and clock ticks since boot); None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read()
-    except OSError:
-        return None
-    # Field 2, the command name, is in parentheses and may hold spaces and ")"; field 22 is the start.
-    return f"{_BOOT_ID}:{int(fields[fields.rindex(b')') + 2 :].split()[19])}"
-
-
-def _started_from_ps(pid: int) -> str | None:
-    """The same, where there is no /proc (macOS, the BSDs): `ps` prints the start to the second."""
-    try:
-        shown = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return " ".join(shown.stdout.split()) or None
-
-
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as boot:
-            return boot.read().strip()
-    except OSError:
-        return ""
-
-
-_BOOT_ID = _boot_id()
-_started = _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
 
 
 def _open(path: str, timeout: float) -> sqlite3.Connection:
@@ -415,6 +380,9 @@ def _upgrade(conn: sqlite3.Connection) -> None:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(session_runs)")}
         if "started" not in columns:  # a version 2 file
             conn.execute("ALTER TABLE session_runs ADD COLUMN started TEXT NOT NULL DEFAULT ''")
+        if "expires" not in columns:  # a version 2 or 3 file: its claims get a default lease from now
+            conn.execute("ALTER TABLE session_runs ADD COLUMN expires REAL NOT NULL DEFAULT 0")
+            conn.execute("UPDATE session_runs SET expires = ?", (time.time() + DEFAULT_LEASE,))
         conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:

@@ -19,7 +19,7 @@ BENCH = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True, slots=True)
 class Peer:
     name: str  # also the venv's folder name
-    requirement: str  # what `pip install` gets
+    requirement: str  # what `pip install` gets (several, separated by spaces)
     probe: str  # a module whose import proves the venv works
     script: str  # under bench/peers/
 
@@ -45,7 +45,7 @@ def peer_python(peer: Peer) -> Path | None:
     log(f"[{peer.name}] creating {venv.relative_to(BENCH.parent)} and installing {peer.requirement} (a few minutes)...")
     for command in (
         (sys.executable, "-m", "venv", "--clear", venv),
-        (python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", peer.requirement),
+        (python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *peer.requirement.split()),
         (python, "-c", f"import {peer.probe}"),
     ):
         process = run(*command)

@@ -73,7 +73,7 @@ def claimed_by_a_killed_run(path: Path) -> int:
     """A session claimed by a real run, whose process is then killed inside its tool; returns its pid."""
     with SqliteSessionService(path) as service:
         asyncio.run(service.create(app_name="a", user_id="u", session_id="s1"))
-    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, str(path)], stdout=subprocess.PIPE)
+    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, f"sqlite:///{path}", "30"], stdout=subprocess.PIPE)
     try:
         assert claimant.stdout is not None and claimant.stdout.readline() == b"in tool\n"
         with SqliteSessionService(path) as service:

@@ -131,7 +131,7 @@ async def exercise(path: Path) -> list[str]:
 
 
 def _session() -> Any:
-    from adk_notebook.sessions.base import Session
+    from adk_notebook.core.session import Session
 
     return Session(SID, APP, USER)
 

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply, sse
+from session_stores import Store
 
 from adk_notebook import (
     AdkError,
     FunctionCall,
     GeminiModel,
-    InMemorySessionService,
     LlmAgent,
     ScriptedModel,
-    SqliteSessionService,
     ToolContext,
     tool,
 )
@@ -37,13 +34,9 @@ NO_RETRY = RetryPolicy(max_retries=0)
 GRIN = "\U0001f600"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def sessions(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "memory":
-        yield InMemorySessionService()
-    else:
-        with SqliteSessionService(tmp_path / "s.db") as service:
-            yield service
+@pytest.fixture
+def sessions(store: Store) -> Any:
+    return store.service  # every service of the contract (tests/sessions/conftest.py)
 
 
 def openai_text(*pieces: str, delay: float = 0.0) -> Reply:

@@ -3,10 +3,10 @@ values handed in are kept as they were then. The same for every service."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from session_stores import Store
 
 from adk_notebook import (
     BaseSessionService,
@@ -14,10 +14,8 @@ from adk_notebook import (
     Event,
     EventActions,
     FunctionCall,
-    InMemorySessionService,
     LlmAgent,
     ScriptedModel,
-    SqliteSessionService,
     ToolContext,
     tool,
 )
@@ -25,9 +23,9 @@ from adk_notebook import (
 KEY = {"app_name": "app", "user_id": "u"}
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def sessions(request: pytest.FixtureRequest, tmp_path: Path) -> BaseSessionService:
-    return InMemorySessionService() if request.param == "memory" else SqliteSessionService(tmp_path / "s.db")
+@pytest.fixture
+def sessions(store: Store) -> BaseSessionService:
+    return store.service  # every service of the contract (tests/sessions/conftest.py)
 
 
 def nested() -> dict[str, Any]:
