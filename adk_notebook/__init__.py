@@ -37,22 +37,36 @@ from .core import (
     ToolProgress,
     Usage,
 )
-from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
+from .models import (
+    FunctionModel,
+    GenerateContentConfig,
+    Llm,
+    LlmRequest,
+    LlmResponse,
+    ScriptedModel,
+    ThinkingConfig,
+    resolve_model,
+)
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
 from .runner import RunConfig, Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, Session, SqliteSessionService
 from .tools import (
     BasicToolset,
+    BuiltinTool,
+    CodeExecution,
     FilteredToolset,
     FunctionDeclaration,
     FunctionResponseData,
     FunctionTool,
+    GoogleSearch,
+    Grounding,
     MergedToolset,
     PrefixedToolset,
     SimpleToolContext,
     StatefulTool,
     Tool,
     Toolset,
+    WebSearch,
     tool,
 )
 
@@ -81,7 +95,9 @@ __all__ = [
     "BaseSessionService",
     "BasicToolset",
     "Blob",
+    "BuiltinTool",
     "CallbackContext",
+    "CodeExecution",
     "Content",
     "ErrorCategory",
     "Event",
@@ -96,6 +112,8 @@ __all__ = [
     "FunctionTool",
     "GeminiModel",
     "GenerateContentConfig",
+    "GoogleSearch",
+    "Grounding",
     "InMemoryArtifactService",
     "InMemoryMemoryService",
     "InMemorySessionService",
@@ -123,6 +141,7 @@ __all__ = [
     "SqliteSessionService",
     "State",
     "StatefulTool",
+    "ThinkingConfig",
     "Tool",
     "ToolContext",
     "ToolExecutionStrategy",
@@ -130,6 +149,7 @@ __all__ = [
     "ToolProgress",
     "Toolset",
     "Usage",
+    "WebSearch",
     "resolve_model",
     "tool",
 ]

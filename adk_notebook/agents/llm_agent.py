@@ -21,6 +21,7 @@ from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from ..models.registry import model_id, resolve_model
 from ..tools.base import FunctionDeclaration, Tool, Toolset, check_timeout
+from ..tools.builtin import BuiltinTool
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
 from .base import Agent
@@ -51,7 +52,8 @@ class LlmAgent(Agent):
             (sync or async; no templating).
         description: What the agent does, for other agents and for humans.
         global_instruction: Text put before the instruction.
-        tools: Tools, or plain functions (wrapped with `@tool`).
+        tools: Tools, plain functions (wrapped with `@tool`), or built-in tools the provider runs
+            (`GoogleSearch()`, `CodeExecution()`, `WebSearch()`).
         toolsets: Toolsets resolved at the start of each run.
         output_schema: A pydantic model or JSON schema the final answer must match.
         output_max_retries: How often the model is asked again when its answer does not match.
@@ -78,7 +80,7 @@ class LlmAgent(Agent):
         instruction_provider: InstructionProvider | None = None,
         description: str = "",
         global_instruction: str = "",
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | BuiltinTool | Callable[..., Any]] = (),
         toolsets: Sequence[Toolset] = (),
         output_schema: type[BaseModel] | dict[str, Any] | None = None,
         output_max_retries: int = 3,
@@ -105,7 +107,10 @@ class LlmAgent(Agent):
         self.instruction = instruction_provider if instruction_provider is not None else instruction
         self.description = description
         self.global_instruction = global_instruction
-        self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t) for t in tools]
+        # Built-in tools (GoogleSearch(), ...) run at the provider: declared, never dispatched.
+        self.builtin_tools: list[BuiltinTool] = [t for t in tools if isinstance(t, BuiltinTool)]
+        self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t)
+                                  for t in tools if not isinstance(t, BuiltinTool)]
         self.toolsets = list(toolsets)
         self.output_schema = output_schema
         self._output = _output_schema(output_schema)
@@ -225,7 +230,8 @@ class LlmAgent(Agent):
             config.response_schema = self._output.json_schema
             config.response_mime_type = "application/json"
         system = "\n\n".join(p for p in parts if p)
-        return LlmRequest(model.name, self._contents(ctx), system or None, declarations, config)
+        return LlmRequest(model.name, self._contents(ctx), system or None, declarations, config,
+                          list(self.builtin_tools))
 
     def _contents(self, ctx: InvocationContext) -> list[Content]:
         events = ctx.session.events
@@ -267,6 +273,8 @@ class LlmAgent(Agent):
         event.long_running_tool_ids = pending
         if response.finish_reason:
             event.metadata["finish_reason"] = response.finish_reason
+        if response.grounding:
+            event.metadata["grounding"] = response.grounding.to_dict()
         return event
 
     def _event(self, ctx: InvocationContext, content: Content | None, **fields: Any) -> Event:

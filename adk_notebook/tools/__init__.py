@@ -1,6 +1,7 @@
 """Tools: what an agent can do besides talk."""
 
 from .base import FunctionDeclaration, Tool, Toolset
+from .builtin import BuiltinTool, CodeExecution, GoogleSearch, Grounding, WebSearch
 from .files import resolve_file_uri
 from .function import FunctionTool, tool
 from .responses import FunctionResponseData
@@ -10,16 +11,21 @@ from .toolsets import BasicToolset, FilteredToolset, MergedToolset, PrefixedTool
 
 __all__ = [
     "BasicToolset",
+    "BuiltinTool",
+    "CodeExecution",
     "FilteredToolset",
     "FunctionDeclaration",
     "FunctionResponseData",
     "FunctionTool",
+    "GoogleSearch",
+    "Grounding",
     "MergedToolset",
     "PrefixedToolset",
     "SimpleToolContext",
     "StatefulTool",
     "Tool",
     "Toolset",
+    "WebSearch",
     "resolve_file_uri",
     "tool",
 ]
