@@ -70,12 +70,19 @@ class WebSearch(BuiltinTool):
 
     def __post_init__(self) -> None:
         if self.allowed_domains and self.blocked_domains:
-            raise AdkError.config("WebSearch takes allowed_domains or blocked_domains, not both.",
-                                  code="conflicting_options")
-        if self.max_uses is not None and (isinstance(self.max_uses, bool) or not isinstance(self.max_uses, int)
-                                          or self.max_uses < 1):
-            raise AdkError.config(f"WebSearch(max_uses=...) must be a whole number above 0, got {self.max_uses!r}.",
-                                  code="invalid_max_uses")
+            raise AdkError.config(
+                "WebSearch takes allowed_domains or blocked_domains, not both.",
+                code="conflicting_options",
+            )
+        if self.max_uses is not None and (
+            isinstance(self.max_uses, bool)
+            or not isinstance(self.max_uses, int)
+            or self.max_uses < 1
+        ):
+            raise AdkError.config(
+                f"WebSearch(max_uses=...) must be a whole number above 0, got {self.max_uses!r}.",
+                code="invalid_max_uses",
+            )
 
 
 def unsupported_builtin(tool: BuiltinTool, model: str) -> AdkError:
@@ -129,5 +136,7 @@ class Grounding:
         return {
             "queries": list(self.queries),
             "sources": [{"uri": s.uri, "title": s.title} for s in self.sources],
-            "citations": [{"text": c.text, "sources": list(c.sources)} for c in self.citations],
+            "citations": [
+                {"text": c.text, "sources": list(c.sources)} for c in self.citations
+            ],
         }
