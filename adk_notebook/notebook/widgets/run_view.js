@@ -411,8 +411,67 @@ class RunDom {
       case "cut":
         node.textContent = cutNote(d.tokens);
         break;
+      case "thoughts":
+      case "code":
+      case "grounding":
+        this.drawNative(rec);
+        break;
       default:
         node.textContent = "";
+    }
+  }
+
+  /** @param {Rec} rec thoughts (collapsed; they stream into a Text node), code the provider ran, a search's sources */
+  drawNative(rec) {
+    const d = rec.data;
+    const node = rec.node;
+    if (d.k === "thoughts") {
+      const open = /** @type {HTMLDetailsElement | null} */ (node.querySelector("details"))?.open;
+      const details = /** @type {HTMLDetailsElement} */ (h("details", "adk-rv-thoughts"));
+      details.open = Boolean(open); // collapsed unless the reader opened it
+      rec.text = document.createTextNode(String(d.text || ""));
+      const body = h("div", "adk-rv-muted adk-rv-small adk-rv-thought-text");
+      body.append(rec.text);
+      details.append(h("summary", "adk-rv-muted adk-rv-small", d.done ? "💭 thoughts" : "💭 thinking…"), body);
+      node.replaceChildren(details);
+      return;
+    }
+    if (d.k === "code") {
+      node.replaceChildren(h("div", "adk-rv-muted adk-rv-small", `▶ code the model ran${d.language ? ` (${d.language})` : ""}`));
+      if (d.code) node.append(h("pre", "adk-rv-pre", d.code));
+      if (d.outcome) node.append(h("div", "adk-rv-muted adk-rv-small", d.outcome), h("pre", "adk-rv-pre", d.output || ""));
+      return;
+    }
+    node.replaceChildren();
+    if ((d.queries || []).length) node.append(h("div", "adk-rv-muted adk-rv-small", `🔎 searched: ${d.queries.join(" · ")}`));
+    const sources = d.sources || [];
+    if (sources.length) {
+      const list = h("ol", "adk-rv-sources");
+      for (const source of sources) {
+        const li = h("li");
+        const href = safeUrl(source.href);
+        const label = source.title || source.uri || "";
+        if (href) {
+          const a = /** @type {HTMLAnchorElement} */ (h("a", null, label));
+          a.href = href;
+          a.target = "_blank";
+          a.rel = "noopener noreferrer";
+          li.append(a);
+        } else {
+          li.append(label);
+        }
+        list.append(li);
+      }
+      node.append(list);
+    }
+    if ((d.citations || []).length) {
+      const details = h("details", "adk-rv-citations");
+      const list = h("ul");
+      for (const c of d.citations) {
+        list.append(h("li", null, `“${c.text}” ${(c.sources || []).map((/** @type {number} */ n) => `[${n + 1}]`).join("")}`));
+      }
+      details.append(h("summary", "adk-rv-muted adk-rv-small", "citations"), list);
+      node.append(details);
     }
   }
 
