@@ -12,7 +12,7 @@ from pathlib import Path
 from test_render import IMG_PROBE, SCRIPT_PROBE
 from test_run_view import node, run_js, tracked_run
 
-from adk_notebook import Content, Event, Part
+from adk_notebook import Content, Event, Part, Usage
 from adk_notebook.core.content import CodeExecutionResult, ExecutableCode
 from adk_notebook.notebook.transcript import transcript_html, transcript_text
 
@@ -41,7 +41,12 @@ def thinking_run() -> list[Event]:
         ),
         Event("bot", Content.model("Spain won "), partial=True),
         Event("bot", Content.model("Euro 2024."), partial=True),
-        Event("bot", final, metadata={"grounding": GROUNDING}),
+        Event(
+            "bot",
+            final,
+            metadata={"grounding": GROUNDING},
+            usage=Usage(10, 128, 138, thoughts_tokens=120),
+        ),
     ]
 
 
@@ -80,6 +85,7 @@ def test_thoughts_collapsed_grounding_listed_and_escaped_in_the_transcript() -> 
     assert html.count("Spain won Euro 2024.</p>") == 1, (
         "the streamed answer is drawn once"
     )
+    assert "tokens: 10 in · 128 out (120 thinking) · 138 total" in html
 
     text = transcript_text(thinking_run(), agent_name="bot")
     assert "thoughts:\n    ~ The user asks who won. Search first" in text
@@ -136,6 +142,7 @@ def test_js_streams_thoughts_collapsed_and_draws_the_same_as_the_saved_state(
     assert view["links"] == ["https://www.uefa.com/euro2024/"], (
         "a javascript: source is no link"
     )
+    assert "tokens: 10 in · 128 out (120 thinking) · 138 total" in view["text"]
 
 
 @node

@@ -380,7 +380,8 @@ def _footer(state: dict[str, Any]) -> str:
         bits.append(_duration(state["elapsed"]))
     usage = state.get("usage")
     if usage:
-        bits.append(f"tokens: {usage['input']:,} in · {usage['output']:,} out · {usage['total']:,} total")
+        thinking = f" ({usage['thoughts']:,} thinking)" if usage.get("thoughts") else ""
+        bits.append(f"tokens: {usage['input']:,} in · {usage['output']:,} out{thinking} · {usage['total']:,} total")
     return " · ".join(bits)
 
 

@@ -427,7 +427,10 @@ class Transcript:
 
     def _usage_json(self) -> dict[str, int]:
         u = self.usage
-        return {"input": u.input_tokens, "output": u.output_tokens, "total": u.total_tokens}
+        usage = {"input": u.input_tokens, "output": u.output_tokens, "total": u.total_tokens}
+        if u.thoughts_tokens:
+            usage["thoughts"] = u.thoughts_tokens  # of the output
+        return usage
 
     # -- the end ---------------------------------------------------------------------------
     def finish(self, *, status: str = "done", error: BaseException | str | None = None,

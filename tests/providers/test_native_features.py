@@ -16,6 +16,7 @@ Each provider's model talks to a loopback server in the shapes its docs give:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -26,16 +27,20 @@ from adk_notebook import (
     AnthropicModel,
     CodeExecution,
     Content,
+    Event,
     GeminiModel,
     GenerateContentConfig,
     GoogleSearch,
     LlmAgent,
     LlmRequest,
     OpenAIModel,
+    Part,
     ThinkingConfig,
+    Usage,
     WebSearch,
     tool,
 )
+from adk_notebook.core.content import CodeExecutionResult, ExecutableCode
 from adk_notebook.models.http import RetryPolicy
 
 FAST = RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.02)
@@ -749,3 +754,22 @@ def test_chat_completions_has_no_built_in_tools() -> None:
         )
     assert caught.value.code == "unsupported_builtin_tool"
     assert "Use a Gemini model for it" in str(caught.value)
+
+
+# -- what sessions keep -------------------------------------------------------------------------
+def test_sessions_keep_thoughts_signatures_code_and_thought_tokens() -> None:
+    content = Content(
+        "model",
+        [
+            Part(text="Plan.", thought=True, thought_signature=SIGNATURE),
+            Part(
+                thought=True, thought_signature="EmwKAhgB"
+            ),  # redacted: no text, only the data
+            Part(executable_code=ExecutableCode("print(1)")),
+            Part(code_execution_result=CodeExecutionResult("OUTCOME_OK", "1\n")),
+        ],
+    )
+    event = Event("bot", content, usage=Usage(5, 30, 35, thoughts_tokens=20))
+    again = Event.from_dict(json.loads(json.dumps(event.to_dict())))
+    assert again.content == content
+    assert again.usage == Usage(5, 30, 35, thoughts_tokens=20)

@@ -41,7 +41,7 @@ function clean(value) {
 
 /**
  * @typedef {{k: string, [key: string]: any}} Item
- * @typedef {{input: number, output: number, total: number}} UsageJson
+ * @typedef {{input: number, output: number, total: number, thoughts?: number}} UsageJson
  * @typedef {{v: number, seq?: number, agent: string, prompt: string | null, session_id: string | null,
  *   model?: string | null, notice?: string | null,
  *   status: string, error: string | null, started_at: number, elapsed: number | null,
@@ -357,7 +357,8 @@ class RunDom {
       bits.push(fmtDuration(st.elapsed));
     }
     const u = st.usage;
-    if (u) bits.push(`tokens: ${u.input.toLocaleString()} in · ${u.output.toLocaleString()} out · ${u.total.toLocaleString()} total`);
+    const thinking = u && u.thoughts ? ` (${u.thoughts.toLocaleString()} thinking)` : "";
+    if (u) bits.push(`tokens: ${u.input.toLocaleString()} in · ${u.output.toLocaleString()} out${thinking} · ${u.total.toLocaleString()} total`);
     this.meta.textContent = bits.join(" · ");
     const running = st.status === "running";
     this.stop.hidden = !running;
