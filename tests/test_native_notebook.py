@@ -135,6 +135,10 @@ def test_the_request_carries_google_search_and_other_providers_say_why_not(
     shown = text(cell(nb, "%adk request searcher"))
     gemini = shown.split("Gemini body", 1)[1].split("\n", 1)[1]
     assert json.JSONDecoder().raw_decode(gemini)[0]["tools"] == [{"googleSearch": {}}]
+    declared = shown.split("Tool declarations:\n", 1)[1]
+    assert json.JSONDecoder().raw_decode(declared)[0] == [
+        {"builtin": "GoogleSearch()", "runs_at": "GeminiModel"}
+    ]
     assert (
         "Anthropic Messages body (POST /v1/messages): could not be built:\nAdkError: model.unsupported: "
         "GoogleSearch() is a built-in tool of GeminiModel; AnthropicModel has no such tool."

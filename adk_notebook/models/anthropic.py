@@ -295,6 +295,12 @@ def _thinking(config: GenerateContentConfig) -> dict[str, Any]:
             "tool_choice 'auto' or 'none', or turn thinking off (ThinkingConfig(budget_tokens=0)).",
             code="thinking_with_forced_tool",
         )
+    if (config.temperature not in (None, 1)) or config.top_k is not None:
+        raise AdkError.config(
+            "Claude's thinking works only with the default sampling: leave temperature (or set it to 1) and top_k "
+            "unset, or turn thinking off (ThinkingConfig(budget_tokens=0)).",
+            code="thinking_with_sampling",
+        )
     budget = config.thinking.budget_tokens
     if budget is None:
         return {"type": "adaptive"}

@@ -195,7 +195,8 @@ def _part(part: Part) -> dict[str, Any] | None:
     if part.text is not None:
         if part.thought:  # a thought goes back only to carry its signature
             return {"text": part.text, "thought": True} if part.thought_signature else None
-        return {"text": part.text} if part.text else None
+        # An empty text can carry Gemini 3's signature of the whole answer: it goes back too.
+        return {"text": part.text} if part.text or part.thought_signature else None
     if part.executable_code is not None:
         return {"executableCode": {"language": part.executable_code.language, "code": part.executable_code.code}}
     if part.code_execution_result is not None:

@@ -273,6 +273,30 @@ async def test_gemini_streams_thoughts_and_sends_signatures_back_on_the_next_tur
     ]  # thought summaries are not sent back
 
 
+async def test_gemini_signature_on_an_empty_last_part_goes_back(
+    server: LoopbackServer,
+) -> None:
+    server.script.append(
+        Reply(
+            200,
+            sse(
+                candidate({"text": "Hello"}, finish=None),
+                candidate({"text": "", "thoughtSignature": SIGNATURE}),
+            ),
+            headers=SSE,
+        )
+    )
+    server.script.append(Reply(200, sse(candidate({"text": "Bye"})), headers=SSE))
+    agent = LlmAgent(name="helper", model=gemini(server))
+    first = await agent.run_async("Hi")
+    await agent.run_async("Thanks", session_id=first.session_id)
+    history = server.requests[1].json()["contents"]
+    assert history[1] == {
+        "role": "model",
+        "parts": [{"text": "Hello"}, {"text": "", "thoughtSignature": SIGNATURE}],
+    }
+
+
 async def test_gemini_grounding_metadata_is_parsed(server: LoopbackServer) -> None:
     server.script.append(
         Reply(
@@ -436,6 +460,12 @@ async def test_anthropic_thinking_settings() -> None:
                 tool_choice="required", thinking=ThinkingConfig(budget_tokens=2048)
             ),
             "thinking_with_forced_tool",
+        ),
+        (
+            GenerateContentConfig(
+                temperature=0.2, thinking=ThinkingConfig(budget_tokens=2048)
+            ),
+            "thinking_with_sampling",
         ),
     ]:
         with pytest.raises(AdkError) as caught:
