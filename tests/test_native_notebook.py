@@ -1,7 +1,8 @@
 """notebooks/09_native_tools.ipynb, executed offline on a real Jupyter kernel and read as a learner would.
 
 No keys reach the kernel, so the scripted models answer; the checks read the chat transcripts,
-the request bodies the notebook prints, `%adk request`, and the one-line errors it shows.
+the request bodies the notebook prints, `%adk request`, and the one-line errors it shows. (That
+it is stored outputs-stripped, as nbformat writes it, is checked with every notebook.)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from test_teaching_notebooks import cell, html, text
 
 NOTEBOOK = (
     Path(__file__).resolve().parent.parent / "notebooks" / "09_native_tools.ipynb"
@@ -41,32 +43,6 @@ def nb() -> Iterator[nbformat.NotebookNode]:
         os.environ.update(saved)
 
 
-def cell(nb: nbformat.NotebookNode, start: str) -> nbformat.NotebookNode:
-    found = [
-        c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start)
-    ]
-    assert len(found) == 1, f"{len(found)} code cells start with {start!r}"
-    return found[0]
-
-
-def text(c: nbformat.NotebookNode) -> str:
-    out = []
-    for o in c.outputs:
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type in ("display_data", "execute_result"):
-            out.append(o.data.get("text/plain", ""))
-    return "\n".join(out)
-
-
-def html(c: nbformat.NotebookNode) -> str:
-    return "\n".join(
-        o.data.get("text/html", "")
-        for o in c.outputs
-        if o.output_type in ("display_data", "execute_result")
-    )
-
-
 def printed_json(c: nbformat.NotebookNode, after: str | None = None) -> object:
     out = "".join(
         o.text for o in c.outputs if o.output_type == "stream" and o.name == "stdout"
@@ -74,13 +50,6 @@ def printed_json(c: nbformat.NotebookNode, after: str | None = None) -> object:
     if after is not None:
         out = out.split(after, 1)[1]
     return json.JSONDecoder().raw_decode(out.lstrip())[0]
-
-
-def test_kept_without_outputs() -> None:
-    stored = nbformat.read(NOTEBOOK, as_version=4)
-    nbformat.validate(stored)
-    code = [c for c in stored.cells if c.cell_type == "code"]
-    assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
 def test_thinking_on_shows_the_thoughts_folded_and_their_tokens(
