@@ -4,7 +4,9 @@
 about it when there is one), model text (streamed, then complete; marked when the token limit
 cut it), one card per tool call (arguments, status, duration, attempts, progress log, result,
 images, PDF references, the traceback of a tool that raised), state deltas, errors, token usage
-and wall time. The live widget (`widgets.run_view`) holds the
+and wall time; and what the provider did itself: the model's thoughts (an item of kind
+"thoughts", streamed like text, shown folded), code it ran with its output ("code"), and what a
+search grounded the answer on ("grounding"). The live widget (`widgets.run_view`) holds the
 same state and sends it as small ops while the run goes on; `render.state_html` /
 `render.state_text` draw it once the run is over, and `transcript_html` / `transcript_text`
 fold and draw a list of events in one call.
