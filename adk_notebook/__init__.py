@@ -39,16 +39,29 @@ from .core import (
     ToolProgress,
     Usage,
 )
-from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
+from .models import (
+    FunctionModel,
+    GenerateContentConfig,
+    Llm,
+    LlmRequest,
+    LlmResponse,
+    ScriptedModel,
+    ThinkingConfig,
+    resolve_model,
+)
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
     BasicToolset,
+    BuiltinTool,
+    CodeExecution,
     FilteredToolset,
     FunctionDeclaration,
     FunctionResponseData,
     FunctionTool,
+    GoogleSearch,
+    Grounding,
     MergedToolset,
     PrefixedToolset,
     PythonCodeExecutor,
@@ -56,6 +69,7 @@ from .tools import (
     StatefulTool,
     Tool,
     Toolset,
+    WebSearch,
     tool,
 )
 
@@ -84,7 +98,9 @@ __all__ = [
     "BaseSessionService",
     "BasicToolset",
     "Blob",
+    "BuiltinTool",
     "CallbackContext",
+    "CodeExecution",
     "Content",
     "ErrorCategory",
     "Event",
@@ -99,6 +115,8 @@ __all__ = [
     "FunctionTool",
     "GeminiModel",
     "GenerateContentConfig",
+    "GoogleSearch",
+    "Grounding",
     "InMemoryArtifactService",
     "InMemoryMemoryService",
     "InMemorySessionService",
@@ -128,6 +146,7 @@ __all__ = [
     "SqliteSessionService",
     "State",
     "StatefulTool",
+    "ThinkingConfig",
     "Tool",
     "ToolContext",
     "ToolExecutionStrategy",
@@ -136,6 +155,7 @@ __all__ = [
     "ToolProgress",
     "Toolset",
     "Usage",
+    "WebSearch",
     "resolve_model",
     "tool",
 ]

@@ -27,6 +27,7 @@ from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from ..models.registry import model_id, resolve_model
 from ..tools.base import Tool, Toolset
+from ..tools.builtin import BuiltinTool
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
 from .base import Agent
@@ -75,7 +76,8 @@ class LlmAgent(Agent):
             (sync or async; no templating).
         description: What the agent does, for other agents and for humans.
         global_instruction: Text put before the instruction.
-        tools: Tools, or plain functions (wrapped with `@tool`).
+        tools: Tools, plain functions (wrapped with `@tool`), or built-in tools the provider runs
+            (`GoogleSearch()`, `CodeExecution()`, `WebSearch()`).
         toolsets: Toolsets resolved at the start of each run.
         output_schema: A pydantic model or JSON schema the final answer must match.
         output_max_retries: How often the model is asked again when its answer does not match.
@@ -114,7 +116,7 @@ class LlmAgent(Agent):
         instruction_provider: InstructionProvider | None = None,
         description: str = "",
         global_instruction: str = "",
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | BuiltinTool | Callable[..., Any]] = (),
         toolsets: Sequence[Toolset] = (),
         output_schema: type[BaseModel] | dict[str, Any] | None = None,
         output_max_retries: int = 3,
@@ -141,7 +143,10 @@ class LlmAgent(Agent):
         self.instruction = instruction_provider if instruction_provider is not None else instruction
         self.description = description
         self.global_instruction = global_instruction
-        self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t) for t in tools]
+        # Built-in tools (GoogleSearch(), ...) run at the provider: declared, never dispatched.
+        self.builtin_tools: list[BuiltinTool] = [t for t in tools if isinstance(t, BuiltinTool)]
+        self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t)
+                                  for t in tools if not isinstance(t, BuiltinTool)]
         self.toolsets = list(toolsets)
         self.output_schema = output_schema
         self._output = _output_schema(output_schema)
@@ -245,8 +250,8 @@ class LlmAgent(Agent):
 
         It holds the system instruction after templating (global instruction, instruction, the
         output schema's note), the conversation so far (only this invocation's with
-        `include_contents="none"`), the tools' declarations and the generation config: exactly
-        what `%adk request` shows.
+        `include_contents="none"`), the tools' declarations, the built-in tools the provider
+        runs and the generation config: exactly what `%adk request` shows.
 
         Args:
             ctx: The invocation: its session's events and state, its artifacts.
@@ -265,7 +270,8 @@ class LlmAgent(Agent):
             config.response_mime_type = "application/json"
         system = "\n\n".join(p for p in parts if p)
         declarations = [t.declaration() for t in tools.values()]
-        return LlmRequest(model_name, self._contents(ctx), system or None, declarations, config)
+        return LlmRequest(model_name, self._contents(ctx), system or None, declarations, config,
+                          list(self.builtin_tools))
 
     # -- the steps' parts ----------------------------------------------------------------------
     async def _agent_callback(self, chain: CallbackChain, ctx: InvocationContext) -> Event | None:
@@ -342,6 +348,8 @@ class LlmAgent(Agent):
                             long_running_tool_ids=pending)
         if response.finish_reason:
             event.metadata["finish_reason"] = response.finish_reason
+        if response.grounding:
+            event.metadata["grounding"] = response.grounding.to_dict()
         return event
 
     def _event(self, ctx: InvocationContext, content: Content | None, **fields: Any) -> Event:

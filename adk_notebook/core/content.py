@@ -17,7 +17,9 @@ from .json_value import json_problem, repair_text, repaired
 __all__ = [
     "INVALID_ARGUMENTS_KEY",
     "Blob",
+    "CodeExecutionResult",
     "Content",
+    "ExecutableCode",
     "FileData",
     "FunctionCall",
     "FunctionResponse",
@@ -83,16 +85,40 @@ class FunctionResponse:
 
 
 @dataclass(slots=True)
+class ExecutableCode:
+    """Code the model ran on the provider's side (Gemini's code execution tool), not in the kernel."""
+
+    code: str
+    language: str = "PYTHON"
+
+
+@dataclass(slots=True)
+class CodeExecutionResult:
+    """What the provider's run of an `ExecutableCode` printed; `outcome` is e.g. "OUTCOME_OK"."""
+
+    outcome: str
+    output: str = ""
+
+
+@dataclass(slots=True)
 class Part:
-    """One piece of a message. Exactly one of the fields is set."""
+    """One piece of a message. Exactly one of the fields is set.
+
+    A thought (`thought=True`) is the model's reasoning: text when the provider shows it, no
+    text when it sent it encrypted (Anthropic's redacted thinking, kept in `thought_signature`).
+    """
 
     text: str | None = None
     inline_data: Blob | None = None
     file_data: FileData | None = None
     function_call: FunctionCall | None = None
     function_response: FunctionResponse | None = None
+    executable_code: ExecutableCode | None = None
+    code_execution_result: CodeExecutionResult | None = None
     thought: bool = False
-    thought_signature: str | None = None  # opaque provider token (Gemini 3) to send back with the part
+    # An opaque provider token sent back unchanged with the part: Gemini's thoughtSignature,
+    # Anthropic's thinking signature (or a redacted thought's data).
+    thought_signature: str | None = None
 
     @classmethod
     def from_text(cls, text: str) -> Part:
@@ -144,7 +170,12 @@ class Part:
             if resp.parts:
                 data["parts"] = [p.to_dict() for p in resp.parts]
             return {"function_response": data}
-        return {}
+        if self.executable_code is not None:
+            return {"executable_code": {"code": self.executable_code.code, "language": self.executable_code.language}}
+        if self.code_execution_result is not None:
+            result = self.code_execution_result
+            return {"code_execution_result": {"outcome": result.outcome, "output": result.output}}
+        return {"thought": True} if self.thought else {}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Part:
@@ -169,7 +200,13 @@ class Part:
             resp = data["function_response"]
             parts = [cls.from_dict(p) for p in resp.get("parts", ())]
             return cls(function_response=FunctionResponse(resp["name"], resp["response"], resp.get("id"), parts))
-        return cls()
+        if "executable_code" in data:
+            code = data["executable_code"]
+            return cls(executable_code=ExecutableCode(code["code"], code.get("language", "PYTHON")))
+        if "code_execution_result" in data:
+            result = data["code_execution_result"]
+            return cls(code_execution_result=CodeExecutionResult(result["outcome"], result.get("output", "")))
+        return cls(thought=bool(data.get("thought", False)))
 
 
 def _blob_to_dict(blob: Blob) -> dict[str, str]:

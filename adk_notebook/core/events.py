@@ -43,14 +43,16 @@ class Usage:
     """Token counts as the provider reported them."""
 
     input_tokens: int = 0
-    output_tokens: int = 0
+    output_tokens: int = 0  # thought tokens included: they are billed as output
     total_tokens: int = 0
+    thoughts_tokens: int = 0  # of output_tokens, those spent thinking (when the provider says)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.total_tokens + other.total_tokens,
+            self.thoughts_tokens + other.thoughts_tokens,
         )
 
 
@@ -265,6 +267,8 @@ class Event:
         if self.usage is not None:
             data["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens,
                              "total_tokens": self.usage.total_tokens}
+            if self.usage.thoughts_tokens:
+                data["usage"]["thoughts_tokens"] = self.usage.thoughts_tokens
         if self.tool_outcomes:
             data["tool_outcomes"] = [o.to_dict() for o in self.tool_outcomes]
         if self.error is not None:

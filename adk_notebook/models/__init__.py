@@ -1,6 +1,6 @@
 """Models: the model interface, providers (key, base URL, HTTP client), offline models and model strings."""
 
-from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
+from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse, ThinkingConfig
 from .registry import resolve_model
 from .scripted import FunctionModel, ScriptedModel
 
@@ -26,6 +26,7 @@ __all__ = [
     "Provider",
     "RetryPolicy",
     "ScriptedModel",
+    "ThinkingConfig",
     "VLLMProvider",
     "resolve_model",
 ]

@@ -16,6 +16,15 @@ text to the schema and, unlike a forced tool call, leaves the agent's tools usab
 same request. The schema is narrowed to what that feature accepts: every object closed with
 `additionalProperties: false`, numeric/length bounds moved into the description (the agent
 still validates the answer against the full schema).
+
+Provider-native features: `ThinkingConfig` becomes `thinking` (`{type: "enabled",
+budget_tokens}`, or `{type: "adaptive"}` without a budget; `max_tokens` then leaves the answer
+its own room above the budget). `thinking` and `redacted_thinking` blocks become thought parts
+whose `signature` (a redacted block's `data`) rides on `Part.thought_signature` and goes back
+unchanged on the next turn, as the API requires when the turn used tools. `WebSearch()` is the
+`web_search_20250305` server tool; its `server_tool_use` and `web_search_tool_result` blocks and
+the `citations` of text blocks become the response's `Grounding` (they are not sent back: the
+answer's text is).
 """
 
 from __future__ import annotations
@@ -30,6 +39,13 @@ from ..core.content import Content, FunctionCall, Part, malformed_call
 from ..core.errors import AdkError, ErrorCategory
 from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
+from ..tools.builtin import (
+    BuiltinTool,
+    Citation,
+    Grounding,
+    WebSearch,
+    unsupported_builtin,
+)
 from ..tools.dialects import anthropic_output_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
@@ -122,9 +138,9 @@ class AnthropicModel(Llm):
         events = transport.stream_sse("/v1/messages", body)
         async with aclosing(events):
             async for event in events:
-                text = message.add_event(payload.loads(event.data, "stream chunk"))
-                if text:
-                    yield LlmResponse(Content("model", [Part(text=text)]), partial=True, turn_complete=False)
+                part = message.add_event(payload.loads(event.data, "stream chunk"))
+                if part is not None:
+                    yield LlmResponse(Content("model", [part]), partial=True, turn_complete=False)
                 if message.stopped:
                     break
         if not message.stopped:
@@ -137,19 +153,24 @@ class AnthropicModel(Llm):
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
         """The JSON body sent for `request`: what Claude receives, e.g. for `%adk request`; needs no key."""
         config = request.config
+        thinking = _thinking(config)
+        budget = thinking.get("budget_tokens", 0)
         body: dict[str, Any] = {
             "model": self.name,
-            "max_tokens": config.max_output_tokens or self.max_tokens,
+            "max_tokens": config.max_output_tokens or self.max_tokens + budget,
             "messages": _messages(request.contents),
         }
         if request.system_instruction:
             body["system"] = request.system_instruction
-        if request.tools:
-            body["tools"] = [_tool(d) for d in request.tools]
-            if config.tool_choice is not None:
-                body["tool_choice"] = {"auto": {"type": "auto"}, "none": {"type": "none"},
-                                       "required": {"type": "any"}}.get(config.tool_choice,
-                                                                        {"type": "tool", "name": config.tool_choice})
+        tools = [_tool(d) for d in request.tools] + [_server_tool(t) for t in request.builtin_tools]
+        if tools:
+            body["tools"] = tools
+        if thinking:
+            body["thinking"] = thinking
+        if tools and config.tool_choice is not None:
+            body["tool_choice"] = {"auto": {"type": "auto"}, "none": {"type": "none"},
+                                   "required": {"type": "any"}}.get(config.tool_choice,
+                                                                    {"type": "tool", "name": config.tool_choice})
         body.update(_sampling(config))
         if stream:
             body["stream"] = True
@@ -182,8 +203,14 @@ def _messages(contents: list[Content]) -> list[dict[str, Any]]:
 
 
 def _blocks(part: Part) -> list[dict[str, Any]]:
+    if part.thought:  # only Claude's own thoughts go back (signed), exactly as they came
+        if part.thought_signature is None:
+            return []
+        if part.text is None:
+            return [{"type": "redacted_thinking", "data": part.thought_signature}]
+        return [{"type": "thinking", "thinking": part.text, "signature": part.thought_signature}]
     if part.text is not None:
-        return [] if part.thought or not part.text else [{"type": "text", "text": part.text}]
+        return [{"type": "text", "text": part.text}] if part.text else []
     if part.function_call is not None:
         call = part.function_call
         return [{"type": "tool_use", "id": call.id or f"call_{call.name}", "name": call.name, "input": call.args}]
@@ -236,6 +263,50 @@ def _tool(decl: FunctionDeclaration) -> dict[str, Any]:
     return tool
 
 
+def _server_tool(tool: BuiltinTool) -> dict[str, Any]:
+    if not isinstance(tool, WebSearch):
+        raise unsupported_builtin(tool, "AnthropicModel")
+    wire: dict[str, Any] = {"type": "web_search_20250305", "name": "web_search"}
+    if tool.max_uses is not None:
+        wire["max_uses"] = tool.max_uses
+    if tool.allowed_domains:
+        wire["allowed_domains"] = list(tool.allowed_domains)
+    if tool.blocked_domains:
+        wire["blocked_domains"] = list(tool.blocked_domains)
+    return wire
+
+
+def _thinking(config: GenerateContentConfig) -> dict[str, Any]:
+    """The `thinking` field for `config.thinking` ({} for none), checked against what the API accepts."""
+    if config.thinking is None or config.thinking.budget_tokens == 0:
+        return {}
+    if config.tool_choice not in (None, "auto", "none"):
+        raise AdkError.config(
+            f"Claude cannot think and be forced to call a tool (tool_choice={config.tool_choice!r}): use "
+            "tool_choice 'auto' or 'none', or turn thinking off (ThinkingConfig(budget_tokens=0)).",
+            code="thinking_with_forced_tool",
+        )
+    if (config.temperature not in (None, 1)) or config.top_k is not None:
+        raise AdkError.config(
+            "Claude's thinking works only with the default sampling: leave temperature (or set it to 1) and top_k "
+            "unset, or turn thinking off (ThinkingConfig(budget_tokens=0)).",
+            code="thinking_with_sampling",
+        )
+    budget = config.thinking.budget_tokens
+    if budget is None:
+        return {"type": "adaptive"}
+    if budget < 1024:
+        raise AdkError.config(f"Claude's thinking budget must be at least 1024 tokens, got {budget}.",
+                              code="invalid_thinking_budget")
+    if config.max_output_tokens is not None and config.max_output_tokens <= budget:
+        raise AdkError.config(
+            f"max_output_tokens ({config.max_output_tokens}) must be above the thinking budget ({budget}): "
+            "Claude's thinking counts against it. Raise max_output_tokens or lower budget_tokens.",
+            code="invalid_thinking_budget",
+        )
+    return {"type": "enabled", "budget_tokens": budget}
+
+
 def _sampling(config: GenerateContentConfig) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k"),
@@ -265,14 +336,14 @@ class _Message:
         p = self.payload
         for index, block in enumerate(p.get_dicts(message, "content")):
             self.blocks[index] = started = _start(p, block, index, f"content[{index}]")
-            if started["type"] == "tool_use":
+            if started["type"] in ("tool_use", "server_tool_use"):
                 started["input"] = p.checked_depth(p.get_dict(block, "input", f"content[{index}]"), started["field"])
         self._usage(p.get_dict(message, "usage"), "usage")
         self.stop_reason = p.get_str(message, "stop_reason")
         self.stopped = True
 
-    def add_event(self, event: Any) -> str:
-        """Take one streamed event in; return the answer text it adds."""
+    def add_event(self, event: Any) -> Part | None:
+        """Take one streamed event in; return the text it adds (answer or thought) as a new part."""
         p = self.payload
         event = p.object(event, "stream chunk")
         kind = p.get_str(event, "type")
@@ -286,17 +357,26 @@ class _Message:
             if delta_kind == "text_delta" and block["type"] == "text":
                 text = p.get_str(delta, "text", "delta") or ""
                 block["text"].append(text)
-                return text
-            if delta_kind == "input_json_delta" and block["type"] == "tool_use":
+                return Part(text=text) if text else None
+            if delta_kind == "input_json_delta" and block["type"] in ("tool_use", "server_tool_use"):
                 block["json"].append(p.get_str(delta, "partial_json", "delta") or "")
-            elif delta_kind in ("text_delta", "input_json_delta"):
+            elif delta_kind == "thinking_delta" and block["type"] == "thinking":
+                text = p.get_str(delta, "thinking", "delta") or ""
+                block["text"].append(text)
+                return Part(text=text, thought=True) if text else None
+            elif delta_kind == "signature_delta" and block["type"] == "thinking":
+                block["signature"] += p.get_str(delta, "signature", "delta") or ""
+            elif delta_kind == "citations_delta" and block["type"] == "text":
+                block["citations"].append(p.get_dict(delta, "citation", "delta"))
+            elif delta_kind in ("text_delta", "input_json_delta", "thinking_delta", "signature_delta"):
                 raise p.invalid("delta.type", f"is {delta_kind!r}, but block {index} is a {block['type']} block")
-            return ""  # thinking_delta, signature_delta, citations_delta: not carried yet
+            return None
         if kind == "content_block_start":
             index = p.get_int(event, "index")
             index = len(self.blocks) if index is None else index
             block = self.blocks[index] = _start(p, p.get_dict(event, "content_block"), index, "content_block")
-            return "".join(block.get("text", ()))
+            text = "".join(block.get("text", ()))
+            return Part(text=text, thought=block["type"] == "thinking") if text else None
         if kind == "message_start":
             self._usage(p.get_dict(p.get_dict(event, "message"), "usage", "message"), "message.usage")
         elif kind == "message_delta":
@@ -306,18 +386,32 @@ class _Message:
             self.stopped = True
         elif kind == "error":
             raise _stream_error(p, p.get_dict(event, "error"))
-        return ""  # ping, content_block_stop, and event types added later
+        return None  # ping, content_block_stop, and event types added later
 
     def finish(self) -> LlmResponse:
         parts: list[Part] = []
+        grounding = Grounding()
         for _, block in sorted(self.blocks.items()):
-            if block["type"] == "text":
+            kind = block["type"]
+            if kind == "text":
                 text = "".join(block["text"])
                 if text:
                     parts.append(Part(text=text))
-            elif block["type"] == "tool_use":
+                    _cite(self.payload, grounding, text, block["citations"])
+            elif kind == "thinking":
+                parts.append(Part(text="".join(block["text"]), thought=True, thought_signature=block["signature"] or None))
+            elif kind == "redacted_thinking":
+                parts.append(Part(thought=True, thought_signature=block["data"]))
+            elif kind == "tool_use":
                 call = _input(self.payload, block, self.stop_reason)
                 parts.append(Part(function_call=call))
+            elif kind == "server_tool_use":
+                query = _input(self.payload, block, self.stop_reason).args.get("query")
+                if isinstance(query, str) and query:
+                    grounding.queries.append(query)
+            elif kind == "web_search_tool_result":
+                for result in block["results"]:
+                    grounding.source_index(result["url"], result["title"])
         if not parts and self.stop_reason == "refusal":
             raise self.payload.error(
                 "forbidden",
@@ -328,7 +422,8 @@ class _Message:
             )
         reason = _STOP_REASONS.get(self.stop_reason or "", self.stop_reason)
         usage = Usage(self.input_tokens, self.output_tokens, self.input_tokens + self.output_tokens)
-        return LlmResponse(self.payload.final(Content("model", parts)), finish_reason=reason, usage=usage)
+        return LlmResponse(self.payload.final(Content("model", parts)), finish_reason=reason, usage=usage,
+                           grounding=grounding or None)
 
     def _usage(self, usage: dict[str, Any], at: str) -> None:
         """Counts are cumulative: a later event's count replaces an earlier one."""
@@ -346,11 +441,45 @@ class _Message:
 def _start(p: Payload, block: dict[str, Any], index: int, at: str) -> dict[str, Any]:
     kind = p.get_str(block, "type", at) or ""
     if kind == "text":
-        return {"type": "text", "text": [p.get_str(block, "text", at) or ""]}
-    if kind == "tool_use":
-        return {"type": "tool_use", "id": p.get_str(block, "id", at) or "", "name": p.get_str(block, "name", at) or "",
+        return {"type": "text", "text": [p.get_str(block, "text", at) or ""],
+                "citations": p.get_dicts(block, "citations", at)}
+    if kind in ("tool_use", "server_tool_use"):
+        return {"type": kind, "id": p.get_str(block, "id", at) or "", "name": p.get_str(block, "name", at) or "",
                 "json": [], "field": f"content[{index}].input"}
-    return {"type": kind}  # thinking, server tools...: kept out of the answer
+    if kind == "thinking":
+        return {"type": kind, "text": [p.get_str(block, "thinking", at) or ""],
+                "signature": p.get_str(block, "signature", at) or ""}
+    if kind == "redacted_thinking":
+        return {"type": kind, "data": p.get_str(block, "data", at) or ""}
+    if kind == "web_search_tool_result":
+        return {"type": kind, "results": _search_results(p, block, at)}
+    return {"type": kind}  # block types added later: kept out of the answer
+
+
+def _search_results(p: Payload, block: dict[str, Any], at: str) -> list[dict[str, str]]:
+    """The pages of a web_search_tool_result; none for a search that failed (its content is an error object)."""
+    if not isinstance(block.get("content"), list):
+        return []
+    results = []
+    for i, item in enumerate(p.get_dicts(block, "content", at)):
+        where = f"{at}.content[{i}]"
+        url = p.get_str(item, "url", where)
+        if p.get_str(item, "type", where) == "web_search_result" and url:
+            results.append({"url": url, "title": p.get_str(item, "title", where) or ""})
+    return results
+
+
+def _cite(p: Payload, grounding: Grounding, text: str, citations: list[dict[str, Any]]) -> None:
+    """A text block's web citations: the block's text, supported by the pages it cites."""
+    sources = []
+    for i, citation in enumerate(citations):
+        url = p.get_str(citation, "url", f"citations[{i}]")
+        if p.get_str(citation, "type", f"citations[{i}]") == "web_search_result_location" and url:
+            index = grounding.source_index(url, p.get_str(citation, "title", f"citations[{i}]") or "")
+            if index not in sources:
+                sources.append(index)
+    if sources:
+        grounding.citations.append(Citation(text, sources))
 
 
 def _input(p: Payload, block: dict[str, Any], stop_reason: str | None) -> FunctionCall:

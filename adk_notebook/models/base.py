@@ -8,10 +8,45 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.content import Content
+from ..core.errors import AdkError
 from ..core.events import Usage
 from ..tools.base import FunctionDeclaration
+from ..tools.builtin import BuiltinTool, Grounding
 
-__all__ = ["GenerateContentConfig", "Llm", "LlmRequest", "LlmResponse"]
+__all__ = ["GenerateContentConfig", "Llm", "LlmRequest", "LlmResponse", "ThinkingConfig"]
+
+
+@dataclass(slots=True)
+class ThinkingConfig:
+    """How much a reasoning model thinks before it answers, and whether its thoughts come back.
+
+    Each provider maps it its own way:
+
+    - Gemini: `thinkingConfig {thinkingBudget, includeThoughts}` (no budget: the model decides).
+    - Anthropic: `thinking {type: "enabled", budget_tokens}` (at least 1024, below max_tokens;
+      no budget: `{type: "adaptive"}`, the Claude 4.6+ mode); 0 sends no `thinking`. Claude
+      returns its thoughts with signatures, which are sent back unchanged on the next turn.
+    - OpenAI Chat Completions: `reasoning_effort`, from the budget: 0 "minimal", below 4096
+      "low", below 16384 "medium", else "high" (no budget: the model's default). Its reasoning
+      text is never returned; servers that do return it (DeepSeek, vLLM) show it as thoughts.
+
+    Args:
+        budget_tokens: The most tokens to spend thinking; 0 turns thinking off where the model
+            allows it, None lets the model decide.
+        include_thoughts: Ask for the thoughts (Gemini sends summaries only when asked).
+    """
+
+    budget_tokens: int | None = None
+    include_thoughts: bool = True
+
+    def __post_init__(self) -> None:
+        budget = self.budget_tokens
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
+            raise AdkError.config(
+                f"ThinkingConfig(budget_tokens=...) must be a whole number of tokens, 0 or more (or None to let "
+                f"the model decide), got {budget!r}.",
+                code="invalid_thinking_budget",
+            )
 
 
 @dataclass(slots=True)
@@ -28,6 +63,7 @@ class GenerateContentConfig:
     # Whether the model may or must call a tool: "auto" (the providers' default), "none",
     # "required" (some tool), or a tool's name (that tool).
     tool_choice: str | None = None
+    thinking: ThinkingConfig | None = None  # None: the model's default
 
 
 @dataclass(slots=True)
@@ -39,6 +75,8 @@ class LlmRequest:
     system_instruction: str | None = None
     tools: list[FunctionDeclaration] = field(default_factory=list)
     config: GenerateContentConfig = field(default_factory=GenerateContentConfig)
+    # Tools the provider runs itself (GoogleSearch(), CodeExecution(), WebSearch()), declared beside `tools`.
+    builtin_tools: list[BuiltinTool] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -54,6 +92,7 @@ class LlmResponse:
     turn_complete: bool = True
     finish_reason: str | None = None
     usage: Usage | None = None
+    grounding: Grounding | None = None  # what a built-in search grounded the answer on
 
 
 class Llm(ABC):

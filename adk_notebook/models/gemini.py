@@ -15,6 +15,15 @@ Gemini 3 signs parts of its answers (`thoughtSignature`) and rejects a history t
 signature of a function call. The signature travels on our `Part.thought_signature` (so it is
 stored with the session) and is sent back with the part; a model turn whose calls carry none
 (history from another model) gets the documented placeholder that skips the check.
+
+Provider-native features: `ThinkingConfig` becomes `generationConfig.thinkingConfig`
+(`thinkingBudget`, `includeThoughts`); thought summaries come back as parts marked
+`thought: true` (streamed as thought chunks) and their tokens as `thoughtsTokenCount`.
+`GoogleSearch()` and `CodeExecution()` are declared as `{googleSearch: {}}` and
+`{codeExecution: {}}` beside the function declarations; the code Gemini ran comes back as
+`executableCode` / `codeExecutionResult` parts (ours: `Part.executable_code` /
+`Part.code_execution_result`, sent back as they came), and a search's `groundingMetadata`
+(webSearchQueries, groundingChunks, groundingSupports) as the response's `Grounding`.
 """
 
 from __future__ import annotations
@@ -26,10 +35,27 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from ..core.content import Blob, Content, FileData, FunctionCall, Part
+from ..core.content import (
+    Blob,
+    CodeExecutionResult,
+    Content,
+    ExecutableCode,
+    FileData,
+    FunctionCall,
+    Part,
+)
 from ..core.errors import AdkError
 from ..core.events import Usage, new_id
 from ..tools.base import FunctionDeclaration
+from ..tools.builtin import (
+    BuiltinTool,
+    Citation,
+    CodeExecution,
+    GoogleSearch,
+    Grounding,
+    Source,
+    unsupported_builtin,
+)
 from ..tools.dialects import gemini_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
@@ -108,9 +134,9 @@ class GeminiModel(Llm):
         events = transport.stream_sse(f"/models/{self.name}:streamGenerateContent", body, params={"alt": "sse"})
         async with aclosing(events):
             async for event in events:
-                text = turn.add(payload.loads(event.data, "stream chunk"))
-                if text:
-                    yield LlmResponse(Content("model", [Part(text=text)]), partial=True, turn_complete=False)
+                new = turn.add(payload.loads(event.data, "stream chunk"))
+                if new:
+                    yield LlmResponse(Content("model", new), partial=True, turn_complete=False)
         yield turn.finish()
 
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
@@ -118,8 +144,12 @@ class GeminiModel(Llm):
         body: dict[str, Any] = {"contents": self._contents(request.contents)}
         if request.system_instruction:
             body["systemInstruction"] = {"parts": [{"text": request.system_instruction}]}
+        tools = [_builtin(t) for t in request.builtin_tools]
         if request.tools:
-            body["tools"] = [{"functionDeclarations": [_declaration(d) for d in request.tools]}]
+            tools.append({"functionDeclarations": [_declaration(d) for d in request.tools]})
+        if tools:
+            body["tools"] = tools
+        if request.tools:
             choice = request.config.tool_choice
             if choice is not None:
                 mode = {"auto": "AUTO", "none": "NONE", "required": "ANY"}.get(choice, "ANY")
@@ -163,7 +193,15 @@ class GeminiModel(Llm):
 
 def _part(part: Part) -> dict[str, Any] | None:
     if part.text is not None:
-        return None if part.thought or not part.text else {"text": part.text}
+        if part.thought:  # a thought goes back only to carry its signature
+            return {"text": part.text, "thought": True} if part.thought_signature else None
+        # An empty text can carry Gemini 3's signature of the whole answer: it goes back too.
+        return {"text": part.text} if part.text or part.thought_signature else None
+    if part.executable_code is not None:
+        return {"executableCode": {"language": part.executable_code.language, "code": part.executable_code.code}}
+    if part.code_execution_result is not None:
+        result = part.code_execution_result
+        return {"codeExecutionResult": {"outcome": result.outcome, "output": result.output}}
     if part.inline_data is not None:
         return {"inlineData": _inline(part.inline_data)}
     if part.file_data is not None:
@@ -198,6 +236,14 @@ def _media(part: Part) -> dict[str, Any]:
     return {"fileData": {"mimeType": part.file_data.mime_type, "fileUri": part.file_data.file_uri}}
 
 
+def _builtin(tool: BuiltinTool) -> dict[str, Any]:
+    if isinstance(tool, GoogleSearch):
+        return {"googleSearch": {}}
+    if isinstance(tool, CodeExecution):
+        return {"codeExecution": {}}
+    raise unsupported_builtin(tool, "GeminiModel")
+
+
 def _declaration(decl: FunctionDeclaration) -> dict[str, Any]:
     wire: dict[str, Any] = {"name": decl.name, "description": decl.description}
     if decl.parameters:
@@ -226,6 +272,11 @@ def _generation_config(config: GenerateContentConfig) -> dict[str, Any]:
         out["responseSchema"] = gemini_schema(config.response_schema)
     elif config.response_mime_type:
         out["responseMimeType"] = config.response_mime_type
+    if config.thinking is not None:
+        thinking: dict[str, Any] = {"includeThoughts": config.thinking.include_thoughts}
+        if config.thinking.budget_tokens is not None:
+            thinking["thinkingBudget"] = config.thinking.budget_tokens
+        out["thinkingConfig"] = thinking
     return out
 
 
@@ -233,7 +284,7 @@ def _generation_config(config: GenerateContentConfig) -> dict[str, Any]:
 class _Turn:
     """Collects one answer from one response or from its streamed chunks, read through `Payload`."""
 
-    __slots__ = ("candidates", "parts", "payload", "ratings", "reason", "streamed", "usage")
+    __slots__ = ("candidates", "grounding", "parts", "payload", "ratings", "reason", "streamed", "usage")
 
     def __init__(self, payload: Payload, *, streamed: bool) -> None:
         self.payload = payload
@@ -243,9 +294,10 @@ class _Turn:
         self.ratings: list[dict[str, Any]] = []
         self.candidates = False
         self.streamed = streamed
+        self.grounding: Grounding | None = None
 
-    def add(self, chunk: Any) -> str:
-        """Take one response (or streamed chunk) in; return the answer text it adds."""
+    def add(self, chunk: Any) -> list[Part]:
+        """Take one response (or streamed chunk) in; return the text it adds, answer and thoughts, as new parts."""
         p = self.payload
         chunk = p.object(chunk, "stream chunk" if self.streamed else "response body")
         feedback = p.get_dict(chunk, "promptFeedback")
@@ -258,13 +310,16 @@ class _Turn:
             self.usage = _usage(p, meta)
         candidates = p.get_dicts(chunk, "candidates")
         if not candidates:
-            return ""
+            return []
         self.candidates = True
         candidate, at = candidates[0], "candidates[0]"
         reason = p.get_str(candidate, "finishReason", at)
         if reason:
             self.reason = reason
             self.ratings = p.get_dicts(candidate, "safetyRatings", at)
+        grounding = p.get_dict(candidate, "groundingMetadata", at)
+        if grounding:
+            self.grounding = _grounding(p, grounding, f"{at}.groundingMetadata")
         new_text = []
         content = p.get_dict(candidate, "content", at)
         for i, wire in enumerate(p.get_dicts(content, "parts", f"{at}.content")):
@@ -272,14 +327,15 @@ class _Turn:
             if part is None:
                 continue
             if part.text is not None:
-                if not part.thought:
-                    new_text.append(part.text)
+                if part.text:
+                    new_text.append(Part(text=part.text, thought=part.thought))
                 last = self.parts[-1] if self.parts else None
-                if last is not None and last.text is not None and last.thought == part.thought:
+                if (last is not None and last.text is not None and last.thought == part.thought
+                        and part.thought_signature is None):
                     last.text += part.text
                     continue
             self.parts.append(part)
-        return "".join(new_text)
+        return new_text
 
     def finish(self) -> LlmResponse:
         """The complete answer, or the error that stands in its place."""
@@ -298,7 +354,8 @@ class _Turn:
                 "The Gemini stream ended before its last chunk (no finishReason); the answer is incomplete. "
                 "Run the request again.",
             )
-        has_content = any(part.text or part.function_call or part.is_media() for part in self.parts if not part.thought)
+        has_content = any(part.text or part.function_call or part.is_media() or part.executable_code
+                          or part.code_execution_result for part in self.parts if not part.thought)
         if not has_content and self.reason in _SAFETY_REASONS:
             raise _blocked(p, "the answer", self.reason, None, {"safetyRatings": self.ratings}, "candidates[0]")
         if not has_content and self.reason not in (None, "STOP"):
@@ -312,7 +369,7 @@ class _Turn:
                 finish_reason=self.reason,
             )
         content = p.final(Content("model", self.parts))
-        return LlmResponse(content, finish_reason=self._finish_reason(), usage=self.usage)
+        return LlmResponse(content, finish_reason=self._finish_reason(), usage=self.usage, grounding=self.grounding)
 
     def _finish_reason(self) -> str | None:
         if self.reason is None:
@@ -345,7 +402,33 @@ class _Turn:
         if wire.get("fileData") is not None:
             ref, where = p.get_dict(wire, "fileData", at), f"{at}.fileData"
             return Part(file_data=FileData(p.get_str(ref, "mimeType", where) or "", p.get_str(ref, "fileUri", where) or ""))
-        return None  # executableCode, codeExecutionResult, ...: nothing of ours to carry them
+        if wire.get("executableCode") is not None:
+            code, where = p.get_dict(wire, "executableCode", at), f"{at}.executableCode"
+            return Part(executable_code=ExecutableCode(p.get_str(code, "code", where) or "",
+                                                       p.get_str(code, "language", where) or "PYTHON"))
+        if wire.get("codeExecutionResult") is not None:
+            result, where = p.get_dict(wire, "codeExecutionResult", at), f"{at}.codeExecutionResult"
+            return Part(code_execution_result=CodeExecutionResult(p.get_str(result, "outcome", where) or "OUTCOME_UNSPECIFIED",
+                                                                  p.get_str(result, "output", where) or ""))
+        return None  # part kinds added later: nothing of ours to carry them
+
+
+def _grounding(p: Payload, meta: dict[str, Any], at: str) -> Grounding:
+    """groundingMetadata: the queries searched, the pages found (web chunks), what each supports."""
+    grounding = Grounding(queries=[q for q in p.get_list(meta, "webSearchQueries", at) if isinstance(q, str)])
+    for i, chunk in enumerate(p.get_dicts(meta, "groundingChunks", at)):
+        web, where = p.get_dict(chunk, "web", f"{at}.groundingChunks[{i}]"), f"{at}.groundingChunks[{i}].web"
+        grounding.sources.append(Source(p.get_str(web, "uri", where) or "", p.get_str(web, "title", where) or ""))
+    count = len(grounding.sources)
+    for i, support in enumerate(p.get_dicts(meta, "groundingSupports", at)):
+        where = f"{at}.groundingSupports[{i}]"
+        segment = p.get_dict(support, "segment", where)
+        indices = [n for n in p.get_list(support, "groundingChunkIndices", where)
+                   if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < count]
+        text = p.get_str(segment, "text", f"{where}.segment") or ""
+        if text:
+            grounding.citations.append(Citation(text, indices))
+    return grounding
 
 
 def _usage(p: Payload, meta: dict[str, Any]) -> Usage:
@@ -354,7 +437,8 @@ def _usage(p: Payload, meta: dict[str, Any]) -> Usage:
     output = (p.get_int(meta, "candidatesTokenCount", "usageMetadata") or 0) + (
         p.get_int(meta, "thoughtsTokenCount", "usageMetadata") or 0
     )
-    return Usage(prompt, output, p.get_int(meta, "totalTokenCount", "usageMetadata") or prompt + output)
+    thoughts = p.get_int(meta, "thoughtsTokenCount", "usageMetadata") or 0
+    return Usage(prompt, output, p.get_int(meta, "totalTokenCount", "usageMetadata") or prompt + output, thoughts)
 
 
 def _blocked(p: Payload, what: str, reason: str, message: str | None, holder: dict[str, Any], at: str) -> AdkError:

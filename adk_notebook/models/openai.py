@@ -22,6 +22,11 @@ which keeps the run going: the call keeps its id and name and its arguments beco
 and the dispatcher answers it with that explanation. When the answer was cut off by the
 token limit (finish reason ``length``) a retry cannot help, so that raises
 ``AdkError(model, invalid_input, "truncated_tool_call")`` saying to raise max_output_tokens.
+
+`ThinkingConfig` becomes ``reasoning_effort`` (see `ThinkingConfig` for how a budget maps to
+an effort); ``usage.completion_tokens_details.reasoning_tokens`` is the usage's thought tokens.
+Chat Completions has no built-in tools of ours: one in a request is an error naming the model
+that has it.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from ..core.content import Content, FunctionCall, Part, malformed_call
 from ..core.errors import AdkError
 from ..core.events import Usage
 from ..core.json_text import parse_json
-from .base import Llm, LlmRequest, LlmResponse
+from ..tools.builtin import unsupported_builtin
+from .base import Llm, LlmRequest, LlmResponse, ThinkingConfig
 from .http import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -144,6 +150,8 @@ class OpenAIModel(Llm):
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
         """The JSON body for `request` (what `%adk request` shows for this provider); needs no key."""
         profile = self.provider.profile
+        if request.builtin_tools:
+            raise unsupported_builtin(request.builtin_tools[0], "OpenAIModel")
         messages: list[dict[str, Any]] = []
         if request.system_instruction:
             messages.append({"role": "system", "content": request.system_instruction})
@@ -178,6 +186,9 @@ class OpenAIModel(Llm):
             body[profile.max_tokens_field] = config.max_output_tokens
         if config.stop_sequences:
             body["stop"] = list(config.stop_sequences)
+        effort = _reasoning_effort(config.thinking)
+        if effort is not None:
+            body["reasoning_effort"] = effort
         _add_response_format(body, config.response_schema, config.response_mime_type, profile.json_schema)
         if stream:
             body["stream"] = True
@@ -416,12 +427,22 @@ def _add_tool_delta(p: Payload, delta: dict[str, Any], at: str, calls: list[list
             entry[2].append(arguments if isinstance(arguments, str) else json.dumps(p.checked_depth(arguments, entry[3])))
 
 
+def _reasoning_effort(thinking: ThinkingConfig | None) -> str | None:
+    """The effort for a thinking budget (documented on `ThinkingConfig`); None: the model's default."""
+    if thinking is None or thinking.budget_tokens is None:
+        return None
+    budget = thinking.budget_tokens
+    return "minimal" if budget == 0 else "low" if budget < 4096 else "medium" if budget < 16384 else "high"
+
+
 def _usage(p: Payload, data: dict[str, Any]) -> Usage | None:
     if not data:
         return None
     prompt = p.get_int(data, "prompt_tokens", "usage") or 0
     completion = p.get_int(data, "completion_tokens", "usage") or 0
-    return Usage(prompt, completion, p.get_int(data, "total_tokens", "usage") or prompt + completion)
+    details = p.get_dict(data, "completion_tokens_details", "usage")
+    reasoning = p.get_int(details, "reasoning_tokens", "usage.completion_tokens_details") or 0
+    return Usage(prompt, completion, p.get_int(data, "total_tokens", "usage") or prompt + completion, reasoning)
 
 
 def _mentions_json(messages: list[dict[str, Any]]) -> bool:

@@ -7,8 +7,8 @@ computes each answer from the request. An item is any of:
 - a `Content` or an `LlmResponse` (used as is),
 - an exception instance (raised, to rehearse failures).
 
-With streaming on, text is sent in word-sized chunks before the complete response, as a
-real provider would.
+With streaming on, text (thoughts too) is sent in word-sized chunks before the complete
+response, as a real provider would.
 """
 
 from __future__ import annotations
@@ -58,9 +58,10 @@ def to_response(item: ScriptItem) -> LlmResponse:
 async def _replay(response: LlmResponse, stream: bool) -> AsyncIterator[LlmResponse]:
     if stream and response.content is not None:
         for part in response.content.parts:
-            if part.text and not part.thought:
+            if part.text:  # thoughts stream too, as a provider's thought chunks
                 for chunk in _WORDS.findall(part.text):
-                    yield LlmResponse(Content("model", [Part(text=chunk)]), partial=True, turn_complete=False)
+                    yield LlmResponse(Content("model", [Part(text=chunk, thought=part.thought)]), partial=True,
+                                      turn_complete=False)
     yield response
 
 

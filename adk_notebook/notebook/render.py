@@ -258,8 +258,46 @@ def _tool_html(card: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _native_html(item: dict[str, Any]) -> str:
+    """Thoughts (collapsed), code the provider ran with its output, and what a search grounded the answer on."""
+    summary = f'<summary style="cursor:pointer;{_MUTED};font-size:12px">'
+    kind = item.get("k")
+    if kind == "thoughts":
+        return (f'<details class="adk-thoughts" style="margin:4px 0">{summary}💭 thoughts</summary>'
+                f'<div style="white-space:pre-wrap;{_MUTED};font-size:12px">{escape(item.get("text") or "")}</div></details>')
+    if kind == "code":
+        language = f" ({escape(item['language'])})" if item.get("language") else ""
+        parts = [f'<div class="adk-code" style="border:{_BORDER};border-radius:6px;margin:6px 0;padding:4px 8px">',
+                 f'<div style="{_MUTED};font-size:12px">▶ code the model ran{language}</div>']
+        if item.get("code"):
+            parts.append(f'<pre style="{_PRE}">{escape(item["code"])}</pre>')
+        if item.get("outcome"):
+            parts.append(f'<div style="{_MUTED};font-size:12px">{escape(item["outcome"])}</div>'
+                         f'<pre style="{_PRE}">{escape(item.get("output") or "")}</pre>')
+        return "".join(parts) + "</div>"
+    sources = item.get("sources") or []
+    links = []
+    for n, source in enumerate(sources, 1):
+        label = escape(source.get("title") or source.get("uri") or "")
+        href = source.get("href")
+        links.append(f'<li><a href="{escape(href)}" target="_blank" rel="noopener noreferrer">{label}</a></li>' if href
+                     else f"<li>{label}</li>")
+    parts = ['<div class="adk-grounding" style="font-size:12px;margin:4px 0">']
+    if item.get("queries"):
+        parts.append(f'<div style="{_MUTED}">🔎 searched: {escape(" · ".join(item["queries"]))}</div>')
+    if links:
+        parts.append(f'<ol style="margin:2px 0;padding-left:20px">{"".join(links)}</ol>')
+    if item.get("citations"):
+        rows = "".join(f'<li>“{escape(c["text"])}” {escape("".join(f"[{n + 1}]" for n in c["sources"]))}</li>'
+                       for c in item["citations"])
+        parts.append(f'<details>{summary}citations</summary><ul style="margin:2px 0;padding-left:20px">{rows}</ul></details>')
+    return "".join(parts) + "</div>"
+
+
 def _item_html(item: dict[str, Any]) -> str:
     kind = item.get("k")
+    if kind in ("thoughts", "code", "grounding"):
+        return _native_html(item)
     if kind == "text":
         body = markdown_to_html(item["text"]) if item.get("done") else (
             f'<div style="white-space:pre-wrap">{escape(item["text"])}</div>')
@@ -297,7 +335,8 @@ def _footer(state: dict[str, Any]) -> str:
         bits.append(_duration(state["elapsed"]))
     usage = state.get("usage")
     if usage:
-        bits.append(f"tokens: {usage['input']:,} in · {usage['output']:,} out · {usage['total']:,} total")
+        thinking = f" ({usage['thoughts']:,} thinking)" if usage.get("thoughts") else ""
+        bits.append(f"tokens: {usage['input']:,} in · {usage['output']:,} out{thinking} · {usage['total']:,} total")
     return " · ".join(bits)
 
 
@@ -375,9 +414,26 @@ def state_text(state: dict[str, Any]) -> str:
             lines.append(f"error: {item['message']}")
         elif kind == "cut":
             lines.append(cut_note(item.get("tokens")))
+        elif kind in ("thoughts", "code", "grounding"):
+            lines.extend(_native_text(item))
     if state.get("error"):
         lines.append(f"error: {state['error']}")
     return clean_text("\n".join(lines))
+
+
+def _native_text(item: dict[str, Any]) -> list[str]:
+    kind = item.get("k")
+    if kind == "thoughts":
+        return ["thoughts:", _indent(item.get("text") or "", "    ~ ")]
+    if kind == "code":
+        lines = [f"code the model ran ({item.get('language') or 'code'}):", _indent(item.get("code") or "", "    | ")]
+        if item.get("outcome"):
+            lines += [f"    → {item['outcome']}", _indent(item.get("output") or "", "    | ")]
+        return lines
+    lines = [f"searched: {'; '.join(item['queries'])}"] if item.get("queries") else []
+    lines += [f"  [{n}] {s.get('title') or ''} {s.get('uri') or ''}".rstrip() for n, s in enumerate(item.get("sources") or [], 1)]
+    lines += [f"  “{c['text']}” " + "".join(f"[{n + 1}]" for n in c["sources"]) for c in item.get("citations") or []]
+    return lines
 
 
 def table_html(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

@@ -4,7 +4,9 @@
 about it when there is one), model text (streamed, then complete; marked when the token limit
 cut it), one card per tool call (arguments, status, duration, attempts, progress log, result,
 images, PDF references, the traceback of a tool that raised), state deltas, errors, token usage
-and wall time. The live widget (`widgets.run_view`) holds the
+and wall time; and what the provider did itself: the model's thoughts (an item of kind
+"thoughts", streamed like text, shown folded), code it ran with its output ("code"), and what a
+search grounded the answer on ("grounding"). The live widget (`widgets.run_view`) holds the
 same state and sends it as small ops while the run goes on; `render.state_html` /
 `render.state_text` draw it once the run is over, and `transcript_html` / `transcript_text`
 fold and draw a list of events in one call.
@@ -78,14 +80,16 @@ def _media(part: Part, owner: str) -> dict[str, Any] | None:
 
 
 class _Text:
-    __slots__ = ("author", "chunks", "done", "index")
+    """A model's text turn, or (kind "thoughts") its reasoning, shown collapsed."""
 
-    def __init__(self, author: str, chunks: list[str], done: bool) -> None:
-        self.author, self.chunks, self.done = author, chunks, done
+    __slots__ = ("author", "chunks", "done", "index", "kind")
+
+    def __init__(self, author: str, chunks: list[str], done: bool, kind: str = "text") -> None:
+        self.author, self.chunks, self.done, self.kind = author, chunks, done, kind
         self.index = -1
 
     def json(self) -> dict[str, Any]:
-        return {"k": "text", "author": self.author, "text": "".join(self.chunks), "done": self.done}
+        return {"k": self.kind, "author": self.author, "text": "".join(self.chunks), "done": self.done}
 
 
 class _Tool:
@@ -169,6 +173,8 @@ class Transcript:
         self.has_usage = False
         self.items: list[_Text | _Tool | _Plain] = []
         self._open: _Text | None = None  # the text turn being streamed
+        self._thinking: _Text | None = None  # the thoughts being streamed
+        self._thought_streamed = False  # this model turn's thoughts came as chunks
         self._cards: dict[str, list[int]] = {}  # call id ("" for none) -> its tool cards, oldest first
         self._seen_prompt = prompt is None
         self._first_ts: float | None = None
@@ -230,6 +236,8 @@ class Transcript:
                             run[2].append(text)
                         else:
                             self._chunk("t", item.index, text)
+                    elif text:
+                        self._think(event.author, text)
             return
         ts = event.timestamp
         if self._first_ts is None:
@@ -271,7 +279,21 @@ class Transcript:
         item.chunks.append(text)
         self._chunk("t", item.index, text)
 
+    def _think(self, author: str, text: str) -> None:
+        item = self._thinking
+        if item is None or item.author != author:
+            self._close_text()
+            item = self._thinking = _Text(author, [], False, "thoughts")
+            self._add(item)
+        self._thought_streamed = True
+        item.chunks.append(text)
+        self._chunk("t", item.index, text)
+
     def _close_text(self, final: str | None = None) -> None:
+        thinking = self._thinking
+        if thinking is not None:  # thoughts end where anything else begins
+            self._thinking, thinking.done = None, True
+            self._op(["u", thinking.index, {"done": True}])
         item = self._open
         if item is None:
             return
@@ -301,6 +323,12 @@ class Transcript:
         content = event.content
         assert content is not None
         text = event.text
+        thoughts = "".join(p.text for p in content.parts if p.thought and p.text)
+        streaming = self._open is not None and self._open.author == event.author
+        if thoughts and not self._thought_streamed and not streaming:
+            self._close_text()
+            self._add(_Text(event.author, [thoughts], True, "thoughts"))
+        self._thought_streamed = False
         if self._open is not None and self._open.author == event.author:
             self._close_text(text)
         else:
@@ -315,8 +343,28 @@ class Transcript:
             self._op(["s", {"model": model}])
         if metadata.get("finish_reason") == "max_tokens":  # the answer stops mid-way: say so
             self._add(_Plain({"k": "cut", "tokens": event.usage.output_tokens if event.usage else None}))
+        self._native(content.parts, metadata.get("grounding"))
         for call in content.function_calls():
             self._cards.setdefault(call.id or "", []).append(self._add(_Tool.card(call.id, call.name, call.args)))
+
+    def _native(self, parts: Iterable[Part], grounding: Any) -> None:
+        """Code the provider ran (with what it printed) and what a provider-side search found."""
+        code: int | None = None
+        for part in parts:
+            if part.executable_code is not None:
+                code = self._add(_Plain({"k": "code", "language": part.executable_code.language.lower(),
+                                         "code": cap(part.executable_code.code, MAX_RESULT), "outcome": None,
+                                         "output": None}))
+            elif part.code_execution_result is not None:
+                result = {"outcome": part.code_execution_result.outcome,
+                          "output": cap(part.code_execution_result.output, MAX_RESULT)}
+                if code is None:
+                    self._add(_Plain({"k": "code", "language": "", "code": "", **result}))
+                else:
+                    self._update(code, result)
+                code = None
+        if isinstance(grounding, dict) and grounding:
+            self._add(_Plain(_grounding_fields(grounding)))
 
     def _media_item(self, parts: Iterable[Part], owner: str) -> None:
         media = [m for m in (_media(p, owner) for p in parts if p.inline_data is not None or p.file_data is not None) if m]
@@ -381,7 +429,10 @@ class Transcript:
 
     def _usage_json(self) -> dict[str, int]:
         u = self.usage
-        return {"input": u.input_tokens, "output": u.output_tokens, "total": u.total_tokens}
+        usage = {"input": u.input_tokens, "output": u.output_tokens, "total": u.total_tokens}
+        if u.thoughts_tokens:
+            usage["thoughts"] = u.thoughts_tokens  # of the output
+        return usage
 
     # -- the end ---------------------------------------------------------------------------
     def finish(self, *, status: str = "done", error: BaseException | str | None = None,
@@ -436,6 +487,17 @@ def _clean(value: Any) -> Any:
     if isinstance(value, list):
         return [_clean(item) for item in value]
     return value
+
+
+def _grounding_fields(grounding: dict[str, Any]) -> dict[str, Any]:
+    """A search's grounding (`Grounding.to_dict()`) bounded for the screen; links only from safe URLs."""
+    sources = [{"title": cap(str(s.get("title") or ""), 200), "uri": cap(str(s.get("uri") or ""), 2000),
+                "href": safe_url(str(s.get("uri") or ""))} for s in grounding.get("sources") or ()][:50]
+    citations = [{"text": cap(str(c.get("text") or ""), 500),
+                  "sources": [n for n in c.get("sources") or () if isinstance(n, int) and 0 <= n < len(sources)]}
+                 for c in grounding.get("citations") or ()][:50]
+    queries = [cap(str(q), 200) for q in grounding.get("queries") or ()][:20]
+    return {"k": "grounding", "queries": queries, "sources": sources, "citations": citations}
 
 
 def _response_fields(response: FunctionResponse, outcome: ToolOutcome | None, long_running: bool) -> dict[str, Any]:

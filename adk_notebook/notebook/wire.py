@@ -64,7 +64,8 @@ def request_json(request: LlmRequest) -> dict[str, Any]:
         "model": request.model,
         "system_instruction": request.system_instruction,
         "contents": [c.to_dict() for c in request.contents],
-        "tools": [{"name": d.name, "description": d.description, "parameters": d.parameters} for d in request.tools],
+        "tools": [{"name": d.name, "description": d.description, "parameters": d.parameters} for d in request.tools]
+        + [{"builtin": f"{type(t).__name__}()", "runs_at": t.offered_by} for t in request.builtin_tools],
         "config": {k: v for k, v in asdict(request.config).items() if v is not None},
     }
 

@@ -31,6 +31,7 @@ from ..models.registry import auto_choice, describe, model_id, providers
 from ..sessions.base import BaseSessionService
 from ..sessions.urls import open_session_service, session_service_from_env
 from ..tools.base import Tool, Toolset
+from ..tools.builtin import BuiltinTool
 from ..tools.function import tool as make_tool
 from . import kernel, tables
 from .display import Display, Table, model_label
@@ -214,11 +215,11 @@ class Workspace:
                              "(e.g. auto, gemini-2.5-flash, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6, local).")
         return value
 
-    def _tool(self, name: str) -> Tool | Callable[..., Any]:
+    def _tool(self, name: str) -> Tool | BuiltinTool | Callable[..., Any]:
         if name in self.tools:
             return self.tools[name]
         held = self.namespace.get(name)
-        if isinstance(held, Tool) or inspect.isfunction(held):
+        if isinstance(held, Tool | BuiltinTool) or inspect.isfunction(held):  # BuiltinTool: `search = GoogleSearch()`
             return held
         raise self._unknown_tool(name)
 

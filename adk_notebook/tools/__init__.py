@@ -1,6 +1,7 @@
 """Tools: what an agent can do besides talk."""
 
 from .base import FunctionDeclaration, Tool, Toolset
+from .builtin import BuiltinTool, CodeExecution, GoogleSearch, Grounding, WebSearch
 from .code_executor import PythonCodeExecutor
 from .files import resolve_file_uri
 from .function import FunctionTool, tool
@@ -11,10 +12,14 @@ from .toolsets import BasicToolset, FilteredToolset, MergedToolset, PrefixedTool
 
 __all__ = [
     "BasicToolset",
+    "BuiltinTool",
+    "CodeExecution",
     "FilteredToolset",
     "FunctionDeclaration",
     "FunctionResponseData",
     "FunctionTool",
+    "GoogleSearch",
+    "Grounding",
     "MergedToolset",
     "PrefixedToolset",
     "PythonCodeExecutor",
@@ -22,6 +27,7 @@ __all__ = [
     "StatefulTool",
     "Tool",
     "Toolset",
+    "WebSearch",
     "resolve_file_uri",
     "tool",
 ]

@@ -44,7 +44,7 @@ function clean(value) {
 
 /**
  * @typedef {{k: string, [key: string]: any}} Item
- * @typedef {{input: number, output: number, total: number}} UsageJson
+ * @typedef {{input: number, output: number, total: number, thoughts?: number}} UsageJson
  * @typedef {{v: number, seq?: number, agent: string, prompt: string | null, session_id: string | null,
  *   model?: string | null, notice?: string | null,
  *   status: string, error: string | null, started_at: number, elapsed: number | null,
@@ -283,7 +283,8 @@ class RunDom {
       bits.push(fmtDuration(st.elapsed));
     }
     const u = st.usage;
-    if (u) bits.push(`tokens: ${fmtCount(u.input)} in · ${fmtCount(u.output)} out · ${fmtCount(u.total)} total`);
+    const thinking = u && u.thoughts ? ` (${fmtCount(u.thoughts)} thinking)` : "";
+    if (u) bits.push(`tokens: ${fmtCount(u.input)} in · ${fmtCount(u.output)} out${thinking} · ${fmtCount(u.total)} total`);
     this.meta.textContent = bits.join(" · ");
     const running = st.status === "running";
     this.stop.hidden = !running;
@@ -337,8 +338,67 @@ class RunDom {
       case "cut":
         node.textContent = cutNote(d.tokens);
         break;
+      case "thoughts":
+      case "code":
+      case "grounding":
+        this.drawNative(rec);
+        break;
       default:
         node.textContent = "";
+    }
+  }
+
+  /** @param {Rec} rec thoughts (collapsed; they stream into a Text node), code the provider ran, a search's sources */
+  drawNative(rec) {
+    const d = rec.data;
+    const node = rec.node;
+    if (d.k === "thoughts") {
+      const open = /** @type {HTMLDetailsElement | null} */ (node.querySelector("details"))?.open;
+      const details = /** @type {HTMLDetailsElement} */ (h("details", "adk-rv-thoughts"));
+      details.open = Boolean(open); // collapsed unless the reader opened it
+      rec.text = document.createTextNode(String(d.text || ""));
+      const body = h("div", "adk-rv-muted adk-rv-small adk-rv-thought-text");
+      body.append(rec.text);
+      details.append(h("summary", "adk-rv-muted adk-rv-small", d.done ? "💭 thoughts" : "💭 thinking…"), body);
+      node.replaceChildren(details);
+      return;
+    }
+    if (d.k === "code") {
+      node.replaceChildren(h("div", "adk-rv-muted adk-rv-small", `▶ code the model ran${d.language ? ` (${d.language})` : ""}`));
+      if (d.code) node.append(h("pre", "adk-rv-pre", d.code));
+      if (d.outcome) node.append(h("div", "adk-rv-muted adk-rv-small", d.outcome), h("pre", "adk-rv-pre", d.output || ""));
+      return;
+    }
+    node.replaceChildren();
+    if ((d.queries || []).length) node.append(h("div", "adk-rv-muted adk-rv-small", `🔎 searched: ${d.queries.join(" · ")}`));
+    const sources = d.sources || [];
+    if (sources.length) {
+      const list = h("ol", "adk-rv-sources");
+      for (const source of sources) {
+        const li = h("li");
+        const href = safeUrl(source.href);
+        const label = source.title || source.uri || "";
+        if (href) {
+          const a = /** @type {HTMLAnchorElement} */ (h("a", null, label));
+          a.href = href;
+          a.target = "_blank";
+          a.rel = "noopener noreferrer";
+          li.append(a);
+        } else {
+          li.append(label);
+        }
+        list.append(li);
+      }
+      node.append(list);
+    }
+    if ((d.citations || []).length) {
+      const details = h("details", "adk-rv-citations");
+      const list = h("ul");
+      for (const c of d.citations) {
+        list.append(h("li", null, `“${c.text}” ${(c.sources || []).map((/** @type {number} */ n) => `[${n + 1}]`).join("")}`));
+      }
+      details.append(h("summary", "adk-rv-muted adk-rv-small", "citations"), list);
+      node.append(details);
     }
   }
 
