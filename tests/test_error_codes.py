@@ -130,9 +130,19 @@ def scan() -> Found:
                 if index is not None and len(node.args) > index:
                     found.add(node.args[index], where, literal_only=True)
             elif isinstance(node, ast.Dict):
+                # {"error": ..., "code": ...} (or "message"); not a JSON schema's property named
+                # "code", nor the code a provider ran ({"code": ..., "language": ...})
+                names = {
+                    key.value for key in node.keys if isinstance(key, ast.Constant)
+                }
+                if not names & {"error", "message"}:
+                    continue
                 for key, value in zip(node.keys, node.values, strict=True):
-                    # {"error": ..., "code": ...}; not a JSON schema's property named "code"
-                    if isinstance(key, ast.Constant) and key.value == "code" and not isinstance(value, ast.Dict):
+                    if (
+                        isinstance(key, ast.Constant)
+                        and key.value == "code"
+                        and not isinstance(value, ast.Dict)
+                    ):
                         found.add(value, where)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args

@@ -316,6 +316,28 @@ class ErrorCode(StrEnum):
         "A ScriptedModel was asked for more responses than it was given. Add responses to the script.",
     )
 
+    # Provider-native features (ThinkingConfig, built-in tools)
+    UNSUPPORTED_BUILTIN_TOOL = (
+        "unsupported_builtin_tool",
+        "The agent's tools hold a built-in tool its model's API lacks (GoogleSearch() and CodeExecution() are Gemini's, WebSearch() is Claude's); raised when the request is built. Use a model of the provider the message names, or remove the tool.",
+    )
+    INVALID_THINKING_BUDGET = (
+        "invalid_thinking_budget",
+        "ThinkingConfig(budget_tokens=...) is not a whole number of 0 or more, or for Claude it is below 1024 or not below max_output_tokens. Pass None, 0 or a budget in range (raise max_output_tokens above it for Claude).",
+    )
+    THINKING_WITH_FORCED_TOOL = (
+        "thinking_with_forced_tool",
+        "Claude was asked to think while tool_choice forces a tool ('required' or a tool's name), which its API refuses. Use tool_choice 'auto' or 'none', or turn thinking off with ThinkingConfig(budget_tokens=0).",
+    )
+    THINKING_WITH_SAMPLING = (
+        "thinking_with_sampling",
+        "Claude was asked to think with a temperature other than 1 or with top_k set, which its API refuses. Leave temperature and top_k unset, or turn thinking off with ThinkingConfig(budget_tokens=0).",
+    )
+    INVALID_MAX_USES = (
+        "invalid_max_uses",
+        "WebSearch(max_uses=...) is not a whole number above 0. Pass one, or None for the provider's default.",
+    )
+
     # Anthropic's error types, passed on as codes.
     INVALID_REQUEST_ERROR = (
         "invalid_request_error",
