@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_render import IMG_PROBE, SCRIPT_PROBE
-from test_run_view import node, run_js, tracked_run
+from test_run_view import _Words, node, run_js, tracked_run, words
 
 from adk_notebook import Content, Event, Part, Usage
 from adk_notebook.core.content import CodeExecutionResult, ExecutableCode
+from adk_notebook.notebook.render import state_html
 from adk_notebook.notebook.transcript import transcript_html, transcript_text
 
 GROUNDING = {
@@ -154,3 +155,24 @@ def test_js_draws_code_the_provider_ran(tmp_path: Path) -> None:
         and "print(sum(range(1, 101)))  # <b>" in view["text"]
     )
     assert "OUTCOME_OK5050" in view["text"] and "b" not in view["tags"]
+
+
+@node
+def test_js_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> None:
+    """Thoughts, code the provider ran with its output, and a search's sources and citations
+    read the same live (run_view.js) as saved (render.py)."""
+    _, _, final, _ = tracked_run([*thinking_run(), *code_run()[1:]])
+    ((view,),) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
+    saved = _Words()
+    saved.feed(state_html(final))
+    live = words(view["shown"])
+    assert live == words("".join(saved.words))
+    for shown in (
+        "💭thoughts",
+        "🔎searched:euro2024winner",
+        "“SpainwonEuro2024.”[1][2]",
+        "▶codethemodelran(python)",
+        "OUTCOME_OK5050",
+        "(120thinking)",
+    ):
+        assert shown in live, shown
