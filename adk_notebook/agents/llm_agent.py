@@ -16,7 +16,7 @@ Before-agent callbacks come first and may answer instead.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
@@ -181,7 +181,7 @@ class LlmAgent(Agent):
         return f"LlmAgent(name={self.name!r}, model={self.model!r}, tools={[t.name for t in self.tools]!r})"
 
     # -- the invocation ------------------------------------------------------------------------
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         # One generator for the whole invocation: each streamed chunk passes one hop fewer.
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))

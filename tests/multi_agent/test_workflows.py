@@ -37,7 +37,7 @@ async def test_a_sequence_passes_each_answer_on_through_output_key() -> None:
     assert session is not None and session.state["draft"] == "Draft: bees matter."
 
 
-def _slow_tool(name: str):  # noqa: ANN202
+def _slow_tool(name: str):
     async def look(topic: str) -> dict:
         """Look something up.
 
