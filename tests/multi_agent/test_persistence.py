@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adk_notebook import LlmAgent, ParallelAgent, Runner, ScriptedModel, SqliteSessionService
+from adk_notebook import (
+    LlmAgent,
+    ParallelAgent,
+    Runner,
+    ScriptedModel,
+    SqliteSessionService,
+)
 
 from .helpers import request_texts, run
 
