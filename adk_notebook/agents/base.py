@@ -40,7 +40,7 @@ class Agent(ABC):
 
     name: str
     description: str = ""
-    sub_agents: list[Agent]
+    sub_agents: Sequence[Agent] = ()
     parent: Agent | None = None
     transfers_by_model: ClassVar[bool] = (
         False  # its model may transfer: its children may transfer to peers

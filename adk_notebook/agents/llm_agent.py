@@ -7,10 +7,10 @@ One invocation, top to bottom (`run_invocation`):
 3. tools: if it called tools, the dispatcher runs them as the agent's `tool_policy` says, their
    responses are stored, and the next turn starts at 1;
 4. decide: otherwise the answer is checked against the output schema (on a mismatch the model
-   is asked again with the error, back at 1) and it is the final response;
-5. end: after-agent callbacks.
+   is asked again with the error, back at 1) and it is the final response.
 
-Before-agent callbacks come first and may answer instead.
+A tool response that transfers (`transfer_to_agent`) ends the agent's turn there: the target
+runs at once. Before/after-agent callbacks run around all of it, in `Agent.invoke`.
 """
 
 from __future__ import annotations
