@@ -388,3 +388,41 @@ async def test_a_parallel_tool_strategy_still_holds_inside_a_loop() -> None:
         "worker",
         "both done",
     )
+
+
+async def test_a_map_over_a_workflow_collects_each_items_last_answer() -> None:
+    draft = LlmAgent(
+        name="draft",
+        model=FunctionModel(lambda r: f"draft {r.system_instruction}"),
+        instruction="{temp:item}",
+    )
+    polish = LlmAgent(
+        name="polish",
+        model=FunctionModel(lambda r: f"polished {r.system_instruction}"),
+        instruction="{temp:item}",
+    )
+    each = MapAgent(
+        name="each",
+        sub_agent=SequentialAgent(name="steps", sub_agents=[draft, polish]),
+        items_key="docs",
+        output_key="out",
+    )
+    _, runner, sid = await run(each, "go", state={"docs": ["x", "y"]})
+    state = (
+        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
+    ).state
+    assert state["out"] == ["polished x", "polished y"]
+
+
+async def test_a_map_over_an_empty_list_stores_an_empty_list() -> None:
+    each = MapAgent(
+        name="each",
+        sub_agent=LlmAgent(name="w", model=ScriptedModel([])),
+        items_key="docs",
+        output_key="out",
+    )
+    _, runner, sid = await run(each, "go", state={"docs": []})
+    state = (
+        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
+    ).state
+    assert state["out"] == []
