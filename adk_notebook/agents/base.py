@@ -55,7 +55,7 @@ class Agent(ABC):
     def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Yield the events of one invocation; the runner stores each complete one before resuming."""
 
-    async def invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    def invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Run this agent in `ctx` (a parent's context is fine): callbacks, then its own steps.
 
         Before-agent callbacks may answer instead of the agent; after-agent callbacks may add a
@@ -63,6 +63,13 @@ class Agent(ABC):
         """
         if ctx.agent_name != self.name:
             ctx = replace(ctx, agent_name=self.name)
+        if not (ctx.branch or self.before_agent_callback or self.after_agent_callback):
+            return self.run_invocation(
+                ctx
+            )  # nothing to add: each streamed chunk saves a hop
+        return self._invoke(ctx)
+
+    async def _invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         if self.before_agent_callback:
             event = await self._agent_callback(self.before_agent_callback, ctx)
             if event is not None:
