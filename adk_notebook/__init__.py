@@ -15,7 +15,20 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
-from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy, ToolPolicy
+from .agents import (
+    Agent,
+    AgentTool,
+    LlmAgent,
+    LlmAgentBuilder,
+    LoopAgent,
+    MapAgent,
+    ParallelAgent,
+    RetryBudget,
+    SequentialAgent,
+    ToolExecutionStrategy,
+    ToolPolicy,
+    exit_loop,
+)
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .core import (
     AdkError,
@@ -39,6 +52,7 @@ from .core import (
     ToolProgress,
     Usage,
 )
+from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
 from .models import (
     FunctionModel,
     GenerateContentConfig,
@@ -49,7 +63,6 @@ from .models import (
     ThinkingConfig,
     resolve_model,
 )
-from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
@@ -92,6 +105,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdkError",
     "Agent",
+    "AgentTool",
     "AnthropicModel",
     "BaseArtifactService",
     "BaseMemoryService",
@@ -127,9 +141,12 @@ __all__ = [
     "LlmRequest",
     "LlmResponse",
     "LocalModel",
+    "LoopAgent",
+    "MapAgent",
     "MemoryEntry",
     "MergedToolset",
     "OpenAIModel",
+    "ParallelAgent",
     "Part",
     "PostgresSessionService",
     "PrefixedToolset",
@@ -141,6 +158,7 @@ __all__ = [
     "RunResult",
     "Runner",
     "ScriptedModel",
+    "SequentialAgent",
     "Session",
     "SimpleToolContext",
     "SqliteSessionService",
@@ -156,6 +174,7 @@ __all__ = [
     "Toolset",
     "Usage",
     "WebSearch",
+    "exit_loop",
     "resolve_model",
     "tool",
 ]
