@@ -15,6 +15,8 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
+from typing import Any
+
 from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy, ToolPolicy
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .core import (
@@ -39,8 +41,8 @@ from .core import (
     ToolProgress,
     Usage,
 )
-from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
+from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
@@ -60,14 +62,14 @@ from .tools import (
 )
 
 
-def load_ipython_extension(ipython):  # noqa: ANN001, ANN201 - IPython's extension hook
+def load_ipython_extension(ipython: Any) -> None:  # Any: IPython is imported only inside
     """`%load_ext adk_notebook`: the magics. IPython and ipywidgets load here, not on import."""
     from .notebook import load_ipython_extension as load
 
     load(ipython)
 
 
-def unload_ipython_extension(ipython):  # noqa: ANN001, ANN201
+def unload_ipython_extension(ipython: Any) -> None:
     from .notebook import unload_ipython_extension as unload
 
     unload(ipython)

@@ -10,8 +10,8 @@ from .._sync import run_sync
 from ..core.run_config import RunConfig
 
 if TYPE_CHECKING:
-    from ..core.context import InvocationContext
     from ..core.content import Content
+    from ..core.context import InvocationContext
     from ..core.events import Event
     from ..runner import RunResult
     from ..sessions.base import BaseSessionService

@@ -184,7 +184,7 @@ def _is_async_callable(fn: Callable[..., Any]) -> bool:
     """True for `async def` functions (also behind functools.partial or as a callable object's __call__)."""
     while isinstance(fn, functools.partial):
         fn = fn.func
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004  # its __call__ method, not a callable() test
 
 
 @overload
