@@ -124,10 +124,11 @@ class LlmAgentBuilder:
 
     def build(self) -> LlmAgent:
         budgets: Mapping[str, RetryBudget] = dict(self._retry_budgets)
+        callbacks: dict[str, Any] = self._callbacks  # each list goes to the LlmAgent keyword it is named after
         return LlmAgent(
             **self._options,
             tools=list(self._tools),
             toolsets=list(self._toolsets),
             tool_retry_budgets=budgets,
-            **self._callbacks,
+            **callbacks,
         )
