@@ -15,6 +15,8 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
+from typing import Any
+
 from .agents import (
     Agent,
     AgentTool,
@@ -87,14 +89,14 @@ from .tools import (
 )
 
 
-def load_ipython_extension(ipython):  # noqa: ANN001, ANN201 - IPython's extension hook
+def load_ipython_extension(ipython: Any) -> None:  # Any: IPython is imported only inside
     """`%load_ext adk_notebook`: the magics. IPython and ipywidgets load here, not on import."""
     from .notebook import load_ipython_extension as load
 
     load(ipython)
 
 
-def unload_ipython_extension(ipython):  # noqa: ANN001, ANN201
+def unload_ipython_extension(ipython: Any) -> None:
     from .notebook import unload_ipython_extension as unload
 
     unload(ipython)

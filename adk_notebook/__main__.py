@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _add_mcp(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_mcp(commands: argparse._SubParsersAction) -> None:
     """`mcp serve FILE.py|module:attr [--http PORT]`; the SDK loads only when it runs."""
     serve = commands.add_parser("mcp", help="serve tools over MCP (needs adk-notebook[mcp])").add_subparsers(
         dest="mcp_command", required=True).add_parser("serve", help="serve tools to any MCP client, over stdio "

@@ -38,7 +38,7 @@ from typing import Any, Self
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-import conftest as lab_support  # noqa: E402 - tests/browser/conftest.py: running_lab, LabPage, Chromium flags
+import conftest as lab_support  # tests/browser/conftest.py: running_lab, LabPage, Chromium flags
 
 ASK = re.compile(r"(\d+) tokens, run (\w+)")
 
@@ -89,10 +89,10 @@ class InstantModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 asked = [m for m in body.get("messages", []) if m.get("role") == "user"][-1]["content"]
                 found = ASK.search(asked if isinstance(asked, str) else json.dumps(asked))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from interrupt_scenarios import SCENARIOS, interrupt  # noqa: E402
+from interrupt_scenarios import SCENARIOS, interrupt
 
 TARGET = 1.0  # seconds
 WHAT = {

@@ -34,9 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adk_notebook import Content, GenerateContentConfig, LlmRequest  # noqa: E402
-from adk_notebook.models.local import LocalModel, embedded_model_path  # noqa: E402
-from adk_notebook.models.local_worker import Worker  # noqa: E402
+from adk_notebook import Content, GenerateContentConfig, LlmRequest
+from adk_notebook.models.local import LocalModel, embedded_model_path
+from adk_notebook.models.local_worker import Worker
 
 PROMPT = "Write a short story about a lighthouse keeper and a storm."
 SYSTEM = "You are a helpful assistant."

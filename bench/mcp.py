@@ -76,7 +76,7 @@ async def bare(argv: list[str], tool: str, args: dict[str, Any], calls: int) -> 
     """The official SDK as its README shows it: stdio_client + ClientSession."""
     started = time.perf_counter()
     params = StdioServerParameters(command=argv[0], args=argv[1:])
-    with open(os.devnull, "w") as quiet:  # noqa: ASYNC230 - /dev/null does not block
+    with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             await session.list_tools()

@@ -27,14 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
-from peers.raw_stream import REQUEST, paired_ratio  # noqa: E402
-from peers.venvs import Peer, log, run_peer  # noqa: E402
-from stream import RawServer  # noqa: E402
+import httpx
+from peers.raw_stream import REQUEST, paired_ratio
+from peers.venvs import Peer, log, run_peer
+from stream import RawServer
 
-from adk_notebook import Content, LlmRequest  # noqa: E402
-from adk_notebook.models.http import HttpTransport  # noqa: E402
-from adk_notebook.models.openai import OpenAIModel  # noqa: E402
+from adk_notebook import Content, LlmRequest
+from adk_notebook.models.http import HttpTransport
+from adk_notebook.models.openai import OpenAIModel
 
 MB = 1_000_000
 OPENAI_SDK = Peer("openai-sdk", "openai", "openai", "openai_sse.py")

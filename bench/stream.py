@@ -30,12 +30,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
-from peers.raw_stream import paired_ratio, raw_round  # noqa: E402
-from peers.venvs import Peer, log, run_peer  # noqa: E402
+import httpx
+from peers.raw_stream import paired_ratio, raw_round
+from peers.venvs import Peer, log, run_peer
 
-from adk_notebook import Content, InMemorySessionService, LlmAgent, LlmRequest, Runner  # noqa: E402
-from adk_notebook.models.openai import OpenAIModel  # noqa: E402
+from adk_notebook import Content, InMemorySessionService, LlmAgent, LlmRequest, Runner
+from adk_notebook.models.openai import OpenAIModel
 
 TARGET = 1.3
 PEER_ROUNDS = 5  # the peer takes far longer per round
@@ -67,7 +67,7 @@ class RawServer:
         parent, child = context.Pipe()
         self.process = context.Process(target=_serve_forever, args=(body, child), daemon=True)
         self.process.start()
-        self.url = "http://127.0.0.1:%d" % parent.recv()
+        self.url = f"http://127.0.0.1:{parent.recv():d}"
 
     def close(self) -> None:
         self.process.terminate()

@@ -9,9 +9,8 @@ import datetime
 from dataclasses import dataclass
 from typing import Literal
 
-from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
-
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 
 class ToolContext:

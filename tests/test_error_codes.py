@@ -151,8 +151,9 @@ def scan() -> Found:
                     *zip(
                         positional[len(positional) - len(args.defaults) :],
                         args.defaults,
+                        strict=True,
                     ),
-                    *zip(args.kwonlyargs, args.kw_defaults),
+                    *zip(args.kwonlyargs, args.kw_defaults, strict=True),
                 ]
                 for arg, default in pairs:
                     if arg.arg == "code" and default is not None:

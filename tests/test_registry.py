@@ -6,7 +6,6 @@ import sys
 import types
 
 import pytest
-
 from loopback import LoopbackServer, Reply
 
 from adk_notebook import AdkError, LlmAgent, ScriptedModel, resolve_model

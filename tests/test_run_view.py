@@ -48,7 +48,7 @@ from adk_notebook.notebook.widgets import markdown_library as markdown_library_m
 from adk_notebook.notebook.widgets.markdown_library import markdown_library
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_render import IMG_PROBE, JS_LINK, SCRIPT_PROBE, full_run  # noqa: E402
+from test_render import IMG_PROBE, JS_LINK, SCRIPT_PROBE, full_run
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 JS = Path(__file__).resolve().parent.parent / "adk_notebook" / "notebook" / "widgets" / "run_view.js"

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, Literal, Optional
 
-from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
-
 import pytest
 from pydantic import BaseModel, Field, ValidationError
+from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 from adk_notebook import AdkError
 from adk_notebook.tools.docstrings import Docstring, parse_docstring
@@ -831,7 +830,7 @@ def test_context_imported_only_for_type_checking() -> None:
     """`ToolContext` imported under `if TYPE_CHECKING:` still resolves."""
     pytest.importorskip("adk_notebook.core.context")
     namespace: dict[str, Any] = {}
-    exec("def find(query: str, session: 'ToolContext') -> str:\n    return query", namespace)
+    exec("def find(query: str, session: 'ToolContext') -> str:\n    return query", namespace)  # noqa: S102  # a function whose annotation is a string
     assert function_schema(namespace["find"]).context_param == "session"
 
 

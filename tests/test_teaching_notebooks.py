@@ -389,7 +389,7 @@ def test_04_strategies_timing(nb04: nbformat.NotebookNode) -> None:
         name, *numbers, _unit = line.split()
         rows[name] = [float(n) for n in numbers]  # three durations, their sum, the time the turn waited
     assert set(rows) == {"sequential", "parallel", "auto"}
-    for name, (a, b, c, total, waited) in rows.items():
+    for name, (a, b, c, total, _waited) in rows.items():
         assert min(a, b, c) >= 0.39 and total >= 1.17, (name, rows[name])
     seq, par, auto = rows["sequential"][-1], rows["parallel"][-1], rows["auto"][-1]
     assert seq >= 1.17 and auto >= 0.78, rows

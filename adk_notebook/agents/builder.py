@@ -14,7 +14,7 @@ check happens in one place. `tool`, `toolset` and the callbacks add; the rest se
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..models.base import GenerateContentConfig, Llm
 from ..tools.base import Tool, Toolset
@@ -137,11 +137,12 @@ class LlmAgentBuilder:
 
     def build(self) -> LlmAgent:
         budgets: Mapping[str, RetryBudget] = dict(self._retry_budgets)
+        callbacks: dict[str, Any] = self._callbacks  # each list goes to the LlmAgent keyword it is named after
         return LlmAgent(
             **self._options,
             tools=list(self._tools),
             toolsets=list(self._toolsets),
             tool_retry_budgets=budgets,
             sub_agents=list(self._sub_agents),
-            **cast(dict[str, Any], self._callbacks),
+            **callbacks,
         )

@@ -80,13 +80,13 @@ class ToolDispatcher:
                         await batch
         except (_Stop, BaseExceptionGroup) as stop:  # user code raised KeyboardInterrupt or SystemExit
             raise _stopping(stop) from None
-        done = [r if r is not None else _refused(call, _NOT_FINISHED) for call, r in zip(calls, results)]
+        done = [r if r is not None else _refused(call, _NOT_FINISHED) for call, r in zip(calls, results, strict=True)]
         yield Event(
             author=self.invocation.agent_name,
             invocation_id=self.invocation.invocation_id,
             content=Content("tool", [
                 Part(function_response=FunctionResponse(call.name, r.response, call.id, r.parts))
-                for call, r in zip(calls, done)
+                for call, r in zip(calls, done, strict=True)
             ]),
             actions=actions,
             long_running_tool_ids=[

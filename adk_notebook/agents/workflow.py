@@ -304,7 +304,7 @@ class _ItemState(dict[str, Any]):
     def __len__(self) -> int:
         return len(self._shared) + (ITEM_KEY not in self._shared)
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         try:
             return self[key]
         except KeyError:

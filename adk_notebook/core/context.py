@@ -149,7 +149,7 @@ class CallbackContext(ReadonlyContext):
         self._state = State(invocation.session.state, self.actions.state_delta)
 
     @property
-    def state(self) -> State:  # type: ignore[override]
+    def state(self) -> State:
         return self._state
 
     @property

@@ -202,11 +202,11 @@ class Event:
         event._long_running_tool_ids = event._metadata = event._tool_outcomes = None
         return event
 
-    id: str = _made_on_first_use("_id", new_id)  # type: ignore[assignment]
-    actions: EventActions = _made_on_first_use("_actions", EventActions)  # type: ignore[assignment]
-    long_running_tool_ids: list[str] = _made_on_first_use("_long_running_tool_ids", list)  # type: ignore[assignment]
-    metadata: dict[str, Any] = _made_on_first_use("_metadata", dict)  # type: ignore[assignment]
-    tool_outcomes: list[ToolOutcome] = _made_on_first_use("_tool_outcomes", list)  # type: ignore[assignment]
+    id: str = _made_on_first_use("_id", new_id)  # type: ignore[assignment]  # a descriptor: reads give this type
+    actions: EventActions = _made_on_first_use("_actions", EventActions)  # type: ignore[assignment]  # a descriptor: reads give this type
+    long_running_tool_ids: list[str] = _made_on_first_use("_long_running_tool_ids", list)  # type: ignore[assignment]  # a descriptor: reads give this type
+    metadata: dict[str, Any] = _made_on_first_use("_metadata", dict)  # type: ignore[assignment]  # a descriptor: reads give this type
+    tool_outcomes: list[ToolOutcome] = _made_on_first_use("_tool_outcomes", list)  # type: ignore[assignment]  # a descriptor: reads give this type
 
     _FIELDS = ("author", "branch", "content", "invocation_id", "id", "timestamp", "partial", "turn_complete", "actions",
                "long_running_tool_ids", "usage", "error", "metadata", "progress", "tool_outcomes", "output")

@@ -17,7 +17,6 @@ from typing import Any, Literal, TypeVar
 
 from ..agents.base import Agent
 from ..core.errors import AdkError
-from ..tools.function import FunctionTool
 
 __all__ = ["AgentSource", "Executor", "map_agent"]
 
@@ -123,9 +122,6 @@ async def _map_ray(
         options.setdefault("log_to_driver", False)
         ray.init(address=address, **options)
     try:
-        ray.util.register_serializer(
-            FunctionTool, serializer=_tool_recipe, deserializer=_tool_from_recipe
-        )
         task = ray.remote(max_retries=0)(_on_worker)
         refs = [task.remote(factory, job, item) for item in items]
         results: list[R] = []
@@ -140,39 +136,6 @@ async def _map_ray(
     finally:
         if started:
             ray.shutdown()
-
-
-_TOOL_OPTIONS = (
-    "name",
-    "description",
-    "timeout",
-    "is_read_only",
-    "is_concurrency_safe",
-    "is_long_running",
-    "required_scopes",
-    "_response",
-)
-
-
-def _tool_recipe(tool: FunctionTool) -> tuple[Any, dict[str, Any]]:
-    """A tool made from a function (`@tool`, `%%tool`) travels as that function and its options:
-    its argument validator is a pydantic class made at run time, which does not pickle by value
-    (a factory defined in a notebook is pickled by value, with the tools it names)."""
-    function = getattr(tool, "__wrapped__", None)
-    if function is None:
-        return None, vars(tool)
-    return function, {k: v for k, v in vars(tool).items() if k in _TOOL_OPTIONS}
-
-
-def _tool_from_recipe(recipe: tuple[Any, dict[str, Any]]) -> FunctionTool:
-    function, state = recipe
-    tool = (
-        FunctionTool.__new__(FunctionTool)
-        if function is None
-        else FunctionTool.from_function(function)
-    )
-    vars(tool).update(state)
-    return tool
 
 
 def _reason(exc: Exception) -> str:

@@ -113,7 +113,7 @@ class ResponseMatch:
 
 def rouge_1(candidate: str, reference: str) -> float:
     try:
-        from rouge_score import rouge_scorer  # type: ignore[import-untyped]
+        from rouge_score import rouge_scorer
     except ImportError as exc:
         raise ImportError(
             "response_match_score needs the rouge-score package: pip install 'adk-notebook[eval]'"
@@ -128,7 +128,7 @@ class _UnicodeTokenizer:
     character. rouge-score alone drops every non-ASCII character."""
 
     def __init__(self) -> None:
-        from rouge_score import tokenizers  # type: ignore[import-untyped]
+        from rouge_score import tokenizers
 
         self._ascii = tokenizers.DefaultTokenizer(use_stemmer=True)
 
@@ -284,7 +284,7 @@ def metric_from_criterion(
             raise _error(
                 f"{name}: args_match must be exact, ignore or subset; got {args!r}."
             )
-        return ToolTrajectory(match=match, args=args), float(threshold)  # type: ignore[arg-type]
+        return ToolTrajectory(match=match, args=args), float(threshold)  # type: ignore[arg-type]  # a str, checked against the Literal's values above
     if name == "response_match_score":
         return ResponseMatch(), float(threshold)
     if name in ("final_response_match", "final_response_match_v2"):

@@ -23,7 +23,7 @@ def _require_sdk() -> None:
 
 _require_sdk()
 
-from .client import McpTool, McpToolset
-from .servers import HttpServer, StdioServer
+from .client import McpTool, McpToolset  # noqa: E402  # only once the SDK is known to be there
+from .servers import HttpServer, StdioServer  # noqa: E402  # likewise
 
 __all__ = ["HttpServer", "McpTool", "McpToolset", "StdioServer"]

@@ -46,7 +46,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -177,6 +177,7 @@ class HttpTransport:
 
         deadline = self._deadline()
         attempt = 0
+        cause: BaseException | None
         while True:
             client = await self._client()
             request = self._request(client, path, body, params, self._headers)
@@ -201,7 +202,7 @@ class HttpTransport:
 
     async def stream_sse(
         self, path: str, body: dict[str, Any], *, params: dict[str, str] | None = None
-    ) -> AsyncIterator[ServerSentEvent]:
+    ) -> AsyncGenerator[ServerSentEvent, None]:
         """POST `body` and yield the server-sent events of the answer as they arrive.
 
         Failures before the first event are retried like `post_json`; after it, a broken
@@ -214,7 +215,7 @@ class HttpTransport:
 
     async def stream_sse_batches(
         self, path: str, body: dict[str, Any], *, params: dict[str, str] | None = None
-    ) -> AsyncIterator[list[tuple[str | None, str]]]:
+    ) -> AsyncGenerator[list[tuple[str | None, str]], None]:
         """`stream_sse` for hot paths: the `(event, data)` pairs of each network read, as one list.
 
         One async step per read instead of one per event (or per line), and tuples instead of

@@ -390,7 +390,7 @@ async def _last(replies: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any]
     """The "done" message of a completion that does not stream."""
     done: dict[str, Any] = {}
     async with aclosing(replies):
-        async for done in replies:
+        async for done in replies:  # noqa: B007  # the last reply is the result
             pass
     return done
 

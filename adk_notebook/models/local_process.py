@@ -141,7 +141,7 @@ class WorkerProcess:
                 pass
 
     def _read_stdout(self) -> None:
-        stream: IO[bytes] = self._proc.stdout  # type: ignore[assignment]
+        stream: IO[bytes] = self._proc.stdout  # type: ignore[assignment]  # started with stdout=PIPE: never None
         for raw in stream:
             try:
                 message = json.loads(raw)
@@ -175,7 +175,7 @@ class WorkerProcess:
             pass
 
     def _read_stderr(self) -> None:
-        stream: IO[bytes] = self._proc.stderr  # type: ignore[assignment]
+        stream: IO[bytes] = self._proc.stderr  # type: ignore[assignment]  # started with stderr=PIPE: never None
         try:
             for raw in stream:
                 line = raw.decode("utf-8", errors="replace").rstrip()

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIModel"]
 
-_FINISH = {"stop": "stop", "length": "max_tokens", "content_filter": "safety", "tool_calls": "tool_calls", "function_call": "tool_calls"}
+_FINISH: dict[str | None, str | None] = {"stop": "stop", "length": "max_tokens", "content_filter": "safety", "tool_calls": "tool_calls", "function_call": "tool_calls"}
 _ERROR_CATEGORY = {400: "invalid_input", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout", 429: "rate_limited"}
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 

@@ -53,8 +53,8 @@ def _text_table(title: str, headers: list[str], rows: list[list[str]], note: str
     if rows:
         short = [[one_line(v, 60) for v in row] for row in rows]
         widths = [max(len(h), *(len(r[i]) for r in short)) for i, h in enumerate(headers)]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
-        lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in short)
+        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+        lines.extend("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=False)).rstrip() for r in short)
     if note:
         lines.append(note)
     return "\n".join(lines)

@@ -279,7 +279,7 @@ def run_chat_blocking(plan: ChatPlan, view_factory: ViewFactory) -> ChatResult |
     outcome: dict[str, Any] = {}
 
     async def main() -> ChatResult:
-        cancel.bind(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]
+        cancel.bind(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]  # inside a task: never None
         if cancel.reason is not None:  # cancelled before the loop existed
             raise asyncio.CancelledError
         return await drive(plan, events.put)

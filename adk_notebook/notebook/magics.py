@@ -28,6 +28,8 @@ from .tables import agent_card, tool_cards
 from .workspace import Workspace
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from ..evaluation import EvalReport
 
 __all__ = ["AdkMagics", "split_chat_line"]
@@ -51,7 +53,7 @@ def split_chat_line(line: str) -> tuple[str, str]:
 def _parse(magic: Callable[..., Any], line: str, prefix: str) -> Any:
     """The magic's own parser over shell-style words: `--state name="Ana Maria"` is one value."""
     try:
-        return magic.parser.parse_args(shlex.split(line))  # type: ignore[attr-defined]
+        return magic.parser.parse_args(shlex.split(line))  # type: ignore[attr-defined]  # set by @magic_arguments
     except UsageError as exc:
         raise UsageError(f"{prefix}: {exc}") from None
     except ValueError as exc:  # unbalanced quotes
@@ -65,6 +67,8 @@ def _names(values: Sequence[str] | None) -> list[str]:
 @magics_class
 class AdkMagics(Magics):
     """%%tool, %%agent, %%mcp, %%chat / %chat and %adk."""
+
+    shell: InteractiveShell  # not Optional as in Magics: these are always registered on a shell
 
     def __init__(self, shell: Any, workspace: Workspace | None = None) -> None:
         super().__init__(shell)

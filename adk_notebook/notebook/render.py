@@ -209,7 +209,7 @@ def _media_html(media: dict[str, Any]) -> str:
             href = f"data:application/pdf;base64,{media['data']}"
         label = "PDF" + (f", {size}" if size else "")
         name = escape(media.get("name") or "document.pdf")
-        if safe_url(href):
+        if href and safe_url(href):
             download = f' download="{name}"' if href.startswith("data:") else ""
             return (f'<div>📄 <a href="{escape(href)}" target="_blank" rel="noopener noreferrer"{download}>{name}</a> '
                     f'<span style="{_MUTED}">({label})</span></div>')
@@ -277,7 +277,7 @@ def _native_html(item: dict[str, Any]) -> str:
         return "".join(parts) + "</div>"
     sources = item.get("sources") or []
     links = []
-    for n, source in enumerate(sources, 1):
+    for source in sources:
         label = escape(source.get("title") or source.get("uri") or "")
         href = source.get("href")
         links.append(f'<li><a href="{escape(href)}" target="_blank" rel="noopener noreferrer">{label}</a></li>' if href

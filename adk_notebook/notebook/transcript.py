@@ -378,7 +378,7 @@ class Transcript:
         """
         cards = self._cards.get(call_id or "", [])
         for index in cards:
-            fields = self.items[index].fields  # type: ignore[union-attr]
+            fields = self.items[index].fields  # type: ignore[union-attr]  # the index of a tool card
             if fields["status"] == "running" and (call_id or fields["name"] == name):
                 return index
         if call_id and cards:
@@ -389,7 +389,7 @@ class Transcript:
         return index
 
     def _update(self, index: int, fields: dict[str, Any]) -> None:
-        self.items[index].fields.update(fields)  # type: ignore[union-attr]
+        self.items[index].fields.update(fields)  # type: ignore[union-attr]  # the index of a tool card
         self._op(["u", index, fields])
 
     def _responses(self, event: Event) -> None:
@@ -416,7 +416,7 @@ class Transcript:
         index = self._card(progress.call_id, progress.tool_name)
         card = self.items[index]
         if progress.chunk:
-            card.append_log(progress.chunk)  # type: ignore[union-attr]
+            card.append_log(progress.chunk)  # type: ignore[union-attr]  # _card gave a tool card's index
             self._chunk("l", index, progress.chunk)
 
     def _state(self, actions: EventActions) -> None:

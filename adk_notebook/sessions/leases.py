@@ -60,7 +60,7 @@ def mark_run_live(run_id: str, live: bool) -> None:
 
 # Here asyncio.current_task is Python around this dict (3.12 made it C).
 if sys.version_info < (3, 12):
-    _current_task_of = asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]
+    _current_task_of = asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]  # private, so not in typeshed; there on 3.11
 else:
     _current_task_of = asyncio.current_task
 

@@ -478,7 +478,7 @@ def _read_state(path: str, text: Any, table: str, key: tuple[str, ...]) -> dict[
         problem = f"is {_JSON_KINDS.get(type(value), 'null')} in JSON, not an object"
     what = {"sessions": f"the session state of session {key[-1]!r}", "user_states": f"the user state of user {key[-1]!r}",
             "app_states": f"the app state of app {key[0]!r}"}[table]
-    where = " AND ".join(f"{column} = {_sql_text(value)}" for column, value in zip(("app_name", "user_id", "id"), key))
+    where = " AND ".join(f"{column} = {_sql_text(value)}" for column, value in zip(("app_name", "user_id", "id"), key, strict=False))
     raise _damaged(path, f"{what} ({table} table) {problem}",
                    f"reset that state: `sqlite3 {shlex.quote(path)} \"UPDATE {table} SET state = '{{}}' WHERE {where}\"`")
 

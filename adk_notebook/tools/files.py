@@ -8,10 +8,11 @@ them read `/etc/passwd` or `~/.ssh/id_rsa`.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-if os.name == "nt":
+if sys.platform == "win32":  # sys.platform, not os.name: mypy checks only the branch of its platform
     from nturl2path import url2pathname
 else:  # urllib.request would do the same, but importing it costs ~100 ms (http, ssl, email)
     from urllib.parse import unquote as url2pathname

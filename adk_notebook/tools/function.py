@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Self, overload
 
 from ..core.errors import AdkError
@@ -69,13 +69,17 @@ class FunctionTool(Tool):
         self.name = check_tool_name(name)
         self.description = description
         self.timeout = check_timeout(timeout, f"Tool {name!r}: timeout")
-        self._handler = function
+        self._handler: Callable[..., Any] = function  # a handler, execute(args) or @tool's function
         self._blocking = not _is_async_callable(function)
         self._call: Callable[[ToolContext, dict[str, Any]], Any] = (
             handler if handler is not None else _execute_call(function, parameters))
         self._parameters: dict[str, Any] | None = None
         self._response: dict[str, Any] | None = None
         self._validate: Callable[[dict[str, Any]], dict[str, Any]] = _accept
+        self._parameters_source: type[BaseModel] | dict[str, Any] | None = None
+        # What the tool is made from, for __reduce__: (classmethod or None for the class, args, kwargs).
+        self._recipe: _Recipe = (None, (name, description), {"handler": handler, "execute": execute,
+                                                              "parameters": parameters, "timeout": timeout})
         if parameters is not None:
             self.with_parameters_schema(parameters)
 
@@ -96,7 +100,8 @@ class FunctionTool(Tool):
             self._call = lambda ctx, kwargs: fn(**kwargs)
         else:
             self._call = lambda ctx, kwargs: fn(**kwargs, **{context_param: ctx})
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
+        self._recipe = ("from_function", (fn,), {"name": name, "description": description, "timeout": timeout})
         return self
 
     # -- builders (each returns the tool, as in the seed) --------------------------------------
@@ -106,6 +111,7 @@ class FunctionTool(Tool):
 
         self._parameters = model_json_schema(schema)
         self._validate = args_validator(schema, self._parameters)
+        self._parameters_source = schema
         return self
 
     def with_response_schema(self, schema: type[BaseModel] | dict[str, Any]) -> Self:
@@ -161,14 +167,40 @@ class FunctionTool(Tool):
         """Call the original function, so a notebook user can try the tool directly."""
         return self._handler(*args, **kwargs)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the function and options the tool is made from; loading builds the tool again.
+
+        What is derived from them does not pickle: the calling closures, and the pydantic class
+        made at run time to check the arguments (so Ray could not ship a factory naming %%tool tools).
+        """
+        options = {key: value for key, value in vars(self).items() if key in _OPTIONS}
+        return _rebuild, (type(self), self._recipe, options)
+
+
+_Recipe = tuple[str | None, tuple[Any, ...], dict[str, Any]]
+_OPTIONS = frozenset({"name", "description", "timeout", "is_read_only", "is_concurrency_safe", "is_long_running",
+                      "required_scopes", "_response", "_parameters_source"})
+"""The attributes the builders and `@tool` set after construction, which a pickled tool keeps."""
+
+
+def _rebuild(cls: type[FunctionTool], recipe: _Recipe, options: dict[str, Any]) -> FunctionTool:
+    """The tool `FunctionTool.__reduce__` pickled: made as before, then given its options again."""
+    constructor, args, kwargs = recipe
+    made: FunctionTool = (getattr(cls, constructor) if constructor else cls)(*args, **kwargs)
+    if options.get("_parameters_source") is not None:
+        made.with_parameters_schema(options["_parameters_source"])
+    vars(made).update(options)
+    return made
+
 
 def _execute_call(execute: Callable[..., Any], parameters: Any) -> Callable[[ToolContext, dict[str, Any]], Any]:
     """`execute(args[, tool_context])` as a handler; a pydantic `parameters` model is built from the args."""
     build: Callable[[dict[str, Any]], Any] = getattr(parameters, "model_validate", None) or _accept
+    params: Collection[inspect.Parameter]
     try:
         params = inspect.signature(execute).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature: give it the arguments only
-        params = ()  # type: ignore[assignment]
+        params = ()
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
     if len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional):
         return lambda ctx, args: execute(build(args), ctx)
@@ -184,7 +216,7 @@ def _is_async_callable(fn: Callable[..., Any]) -> bool:
     """True for `async def` functions (also behind functools.partial or as a callable object's __call__)."""
     while isinstance(fn, functools.partial):
         fn = fn.func
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004  # its __call__ method, not a callable() test
 
 
 @overload

@@ -32,6 +32,9 @@ from .docstrings import parse_docstring
 from .names import check_tool_name
 from .schema_check import JsonSchemaCheck
 
+if typing.TYPE_CHECKING:
+    from pydantic.plugin._schema_validator import PluggableSchemaValidator  # what __pydantic_validator__ may be
+
 __all__ = [
     "FunctionSchema",
     "ToolArgumentsError",
@@ -72,7 +75,7 @@ class FunctionSchema:
     description: str
     parameters: dict[str, Any]
     context_param: str | None
-    _validator: SchemaValidator = field(repr=False, compare=False)
+    _validator: SchemaValidator | PluggableSchemaValidator = field(repr=False, compare=False)
     # (model field, parameter) pairs; empty when the one parameter is itself the model.
     _fields: tuple[tuple[str, str], ...] = field(repr=False, compare=False)
     _model_param: str | None = field(repr=False, compare=False)

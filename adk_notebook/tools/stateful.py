@@ -63,10 +63,11 @@ class StatefulTool(FunctionTool, Generic[S]):
         exclusive: bool = True,
         timeout: float | None = None,
     ) -> None:
-        super().__init__(name, description, handler, timeout=timeout)
+        super().__init__(name, description, handler, timeout=timeout)  # type: ignore[arg-type]  # (state, ctx, args): _run calls it
         self.state = state
         self.exclusive = exclusive
         self._turns = _Turns()
+        self._recipe = (None, (name, description, state, handler), {"exclusive": exclusive, "timeout": timeout})
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
         if not self.exclusive:

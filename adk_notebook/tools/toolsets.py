@@ -137,7 +137,8 @@ class MergedToolset(Toolset):
         for result in results:  # the first failure in order, whichever finished first
             if isinstance(result, BaseException):
                 raise result
-        groups = [(f"toolset {ts.name!r}", tools) for ts, tools in zip(self.toolsets, results, strict=True)]
+        groups = [(f"toolset {ts.name!r}", tools) for ts, tools in zip(self.toolsets, results, strict=True)
+                  if not isinstance(tools, BaseException)]  # none is, as raised above
         return list(collect_tools(f"Toolset {self.name!r}", groups).values())
 
 
@@ -185,24 +186,24 @@ class PrefixedTool(Tool):
         self.name = name
         self.tool = tool
 
-    @property  # type: ignore[override]
-    def description(self) -> str:
+    @property
+    def description(self) -> str:  # type: ignore[override]  # read through to the wrapped tool
         return self.tool.description
 
-    @property  # type: ignore[override]
-    def is_long_running(self) -> bool:
+    @property
+    def is_long_running(self) -> bool:  # type: ignore[override]  # read through to the wrapped tool
         return self.tool.is_long_running
 
-    @property  # type: ignore[override]
-    def is_read_only(self) -> bool:
+    @property
+    def is_read_only(self) -> bool:  # type: ignore[override]  # read through to the wrapped tool
         return self.tool.is_read_only
 
-    @property  # type: ignore[override]
-    def is_concurrency_safe(self) -> bool:
+    @property
+    def is_concurrency_safe(self) -> bool:  # type: ignore[override]  # read through to the wrapped tool
         return self.tool.is_concurrency_safe
 
-    @property  # type: ignore[override]
-    def required_scopes(self) -> tuple[str, ...]:
+    @property
+    def required_scopes(self) -> tuple[str, ...]:  # type: ignore[override]  # read through to the wrapped tool
         return self.tool.required_scopes
 
     @property

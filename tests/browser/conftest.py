@@ -137,10 +137,10 @@ class StandInOpenAI:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 stand_in.requests.append(body)
                 message, finish = stand_in.reply(body)
@@ -227,7 +227,7 @@ class Lab:
         request = urllib.request.Request(self.base_url + path.lstrip("/"), data=data, method=method,
                                          headers={"Authorization": f"token {self.token}",
                                                   "Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - loopback
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             raw = response.read()
         return json.loads(raw) if raw else None
 

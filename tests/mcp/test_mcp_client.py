@@ -51,7 +51,7 @@ async def bare_sdk_listing(server: StdioServer) -> dict[str, dict[str, Any]]:
 
     command = shutil.which(server.command) or shutil.which(server.command, path=str(Path(sys.executable).parent))
     params = StdioServerParameters(command=command or server.command, args=list(server.args))
-    with open(os.devnull, "w") as quiet:  # noqa: ASYNC230 - /dev/null does not block
+    with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             return {t.name: t.input_schema for t in (await session.list_tools()).tools}

@@ -23,7 +23,7 @@ SERVE = [sys.executable, "-m", "adk_notebook", "mcp", "serve"]
 @asynccontextmanager
 async def stdio_session(*target: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], *target])
-    with open(os.devnull, "w") as quiet:  # noqa: ASYNC230 - /dev/null does not block
+    with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             yield session

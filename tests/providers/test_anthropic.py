@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import pytest
+from loopback import LoopbackServer, Reply, sse
 from pydantic import BaseModel, Field
 
 from adk_notebook import (
@@ -29,8 +30,6 @@ from adk_notebook import (
     tool,
 )
 from adk_notebook.models.http import RetryPolicy
-
-from loopback import LoopbackServer, Reply, sse
 
 KEY = "sk-ant-" + "api03-test-DUMMY0123456789"
 FAST = RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.02)

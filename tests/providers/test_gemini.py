@@ -11,6 +11,7 @@ import base64
 from typing import Any
 
 import pytest
+from loopback import LoopbackServer, Reply, sse
 from pydantic import BaseModel
 
 from adk_notebook import (
@@ -27,8 +28,6 @@ from adk_notebook import (
     tool,
 )
 from adk_notebook.models.http import RetryPolicy
-
-from loopback import LoopbackServer, Reply, sse
 
 KEY = "test-key-AIzaSyDUMMY0123456789"
 FAST = RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.02)

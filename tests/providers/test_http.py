@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from loopback import LoopbackServer, Reply, sse
 
 from adk_notebook import AdkError

@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply, sse
 
 from adk_notebook import (
@@ -25,8 +24,8 @@ from adk_notebook import (
     Runner,
     tool,
 )
-from adk_notebook.models.http import RetryPolicy
 from adk_notebook.core.content import INVALID_ARGUMENTS_KEY
+from adk_notebook.models.http import RetryPolicy
 from adk_notebook.models.openai import OpenAIModel
 from adk_notebook.tools.base import FunctionDeclaration
 

@@ -53,7 +53,7 @@ def tally(pytestconfig: pytest.Config) -> Tally:
     return Tally(rows)
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     rows = config.stash.get(_ROWS, [])
     if not rows:
         return

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from claimant import CLAIMANT, start_with_pid
 
 from adk_notebook import (

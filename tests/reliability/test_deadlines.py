@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply
 from recorded import PROVIDERS, SSE_HEADERS, encode_sse
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply, sse
 
 from adk_notebook import AdkError, AnthropicModel, GeminiModel, LlmAgent, SqliteSessionService, tool

@@ -263,7 +263,7 @@ def mutated(draw: st.DrawFn, made: Instrumented) -> Any:
     elif op == "swap" and len(keys) > 1:
         values = [args[k] for k in keys]
         values = draw(st.permutations(values))
-        args = dict(zip(keys, values))
+        args = dict(zip(keys, values, strict=True))
     elif op == "stringify" and keys:
         key = draw(st.sampled_from(keys))
         args[key] = json.dumps(args[key])
@@ -563,7 +563,7 @@ def test_batches_of_hostile_calls(instrumented: dict[str, Instrumented], tally: 
             def prop(calls: list[tuple[str, Any]]) -> None:
                 responses = loop.run(run_batch(calls))
                 expected: dict[str, list[Any]] = {}
-                for (name, args), response in zip(calls, responses):
+                for (name, args), response in zip(calls, responses, strict=True):
                     stats.tried += 1
                     made = instrumented.get(name)
                     if made is None:

@@ -310,7 +310,7 @@ async def interrupted_run(i: int, rng: random.Random, service: Any, sqlite_path:
             return
         stream = runner.run(user_id=USER, session_id=session.id, content="go")
         if consumer == "plain":
-            async for event in stream:
+            async for _event in stream:
                 seen += 1
                 trigger(f"event{seen}")
         elif consumer == "tasks":  # a new task steps the stream each time, as a UI pulling events may
@@ -326,7 +326,7 @@ async def interrupted_run(i: int, rng: random.Random, service: Any, sqlite_path:
                     trigger(f"event{seen}")
         else:
             async with aclosing(stream):
-                async for event in stream:
+                async for _event in stream:
                     seen += 1
                     trigger(f"event{seen}")
                     await asyncio.sleep(0)  # e.g. sending the event to a front end

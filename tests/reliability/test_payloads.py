@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from loopback import LoopbackServer, Reply
 from recorded import PROVIDERS, Provider
 

@@ -29,10 +29,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply
 
-from adk_notebook import AdkError, AnthropicModel, Content, GeminiModel, InMemorySessionService, LlmAgent, LlmRequest, tool
+from adk_notebook import (
+    AdkError,
+    AnthropicModel,
+    Content,
+    GeminiModel,
+    InMemorySessionService,
+    LlmAgent,
+    LlmRequest,
+    tool,
+)
 from adk_notebook.models.http import RetryPolicy
 from adk_notebook.models.openai import OpenAIModel
 

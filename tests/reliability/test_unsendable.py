@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply
 from test_faults import SSE_HEADERS, WIRES  # the minimal wire shape of each provider
 

@@ -19,7 +19,7 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-import ipywidgets  # type: ignore[import-untyped]
+import ipywidgets
 import traitlets
 
 from ..render import MARKDOWN

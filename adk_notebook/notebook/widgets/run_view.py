@@ -37,7 +37,7 @@ from typing import Any
 
 import anywidget
 import traitlets
-from ipywidgets import widget_serialization  # type: ignore[import-untyped]
+from ipywidgets import widget_serialization
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
