@@ -738,6 +738,8 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
     ">" * 120 + " deep\n\n" + "*" * 60 + "x" + "*" * 60 + "\n\n" + "[" * 50 + "a" + "]" * 50,
     "_a __b_ c__ and **a *b** c* and _<script>window.__pwned=1</script>_é__é_",
+    # U+FEFF, a space to JavaScript's trim() and \\s but not to Python's: at the ends of a block, in a link
+    "\ufeff¨ text\ufeff\n\n# \ufeffhead\ufeff\n\n[x](<\ufeffhttps://a.b>) [y](\ufeffhttps://c.d)\n\n[r\ufeff]\n\n[r]: https://r.s",
 ]
 
 

@@ -10,7 +10,7 @@ Safety: every string that came from a user, a model or a tool goes through `html
 before it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type
 from `IMAGE_TYPES` (so an SVG never becomes markup), and a link is made only from an
 http(s) URL or a data: URL of an allowed type; a `javascript:` URI stays text. NUL and other
-control characters, and lone surrogates, never reach an output (`clean_text`).
+control characters, and lone surrogates, never reach an output, nor does U+FEFF (`clean_text`).
 
 No IPython or ipywidgets here: the magics use these functions for `%adk` tables as well.
 """
@@ -55,8 +55,12 @@ _UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
-    """`text` with each character no output should carry replaced by U+FFFD (see `_UNSAFE_CHARS`)."""
-    return _UNSAFE_CHARS.sub("\ufffd", text)
+    """`text` with each character no output should carry replaced by U+FFFD (see `_UNSAFE_CHARS`),
+    and U+FEFF (a byte-order mark, once the zero width no-break space) as U+2060 WORD JOINER,
+    which Unicode gave that meaning: it looks the same, but JavaScript's trim() and \\s take
+    U+FEFF for a space and Python's strip() and markdown-it-py do not, so markdown-it in the live
+    view and markdown-it-py here would cut a paragraph, a heading or a link differently."""
+    return _UNSAFE_CHARS.sub("\ufffd", text).replace("\ufeff", "\u2060")
 
 
 def escape(value: object) -> str:

@@ -20,13 +20,14 @@
  * attributes are set only from checked values: image data URLs of an allowed type, http(s)
  * links, and blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
  * goes through `clean` first, as render.py's clean_text: no control characters, no lone
- * surrogates, so the live view shows the same characters as the saved transcript.
+ * surrogates, no U+FEFF, so the live view shows the same characters as the saved transcript.
  */
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
 const LOG_LIMIT = 8192; // characters of a progress log kept on screen (as transcript.py)
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 // As render.py _UNSAFE_CHARS: C0/C1 controls but tab, newline and CR; DEL; lone surrogates.
+// And as clean_text, U+FEFF becomes U+2060 (JS trims U+FEFF as a space, Python does not).
 const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDFFF]/gu;
 
 /**
@@ -34,7 +35,7 @@ const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\u
  * @returns {any} the same with every string cleaned (media base64, made by the kernel, left as is)
  */
 function clean(value) {
-  if (typeof value === "string") return value.replace(UNSAFE, "\uFFFD");
+  if (typeof value === "string") return value.replace(UNSAFE, "\uFFFD").replace(/\uFEFF/g, "\u2060");
   if (Array.isArray(value)) return value.map(clean);
   if (value && typeof value === "object") {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "data" ? v : clean(v)]));
