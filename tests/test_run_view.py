@@ -740,6 +740,9 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     "_a __b_ c__ and **a *b** c* and _<script>window.__pwned=1</script>_é__é_",
     # U+FEFF, a space to JavaScript's trim() and \\s but not to Python's: at the ends of a block, in a link
     "\ufeff¨ text\ufeff\n\n# \ufeffhead\ufeff\n\n[x](<\ufeffhttps://a.b>) [y](\ufeffhttps://c.d)\n\n[r\ufeff]\n\n[r]: https://r.s",
+    # astral punctuation and symbols beside * _ ~ (two UTF-16 code units, one character to CommonMark)
+    ("a*\U0001f600*a a**\U00010100**b a**a\U0001d735**a a**\U0001d735a**a \U0001f600_a_ x_\U00010100_ "
+     "a~~\U0001f600~~b \U0001f600**a**\U0001f600 _\U0001f525_x"),
 ]
 
 

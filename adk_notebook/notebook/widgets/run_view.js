@@ -133,12 +133,46 @@ async function importModule(source) {
 }
 
 /**
+ * @param {any} md a markdown-it
+ * @returns {any} its inline State, but reading the characters either side of a run of `*`, `_` or
+ *   `~` as whole code points, as CommonMark and markdown-it-py do: markdown-it 14.1 reads UTF-16
+ *   code units there, so an emoji or an astral punctuation mark counts as a letter
+ *   (markdown-it#1071) and `a**😀**` would be bold live and not saved.
+ */
+function codePointState(md) {
+  const { isPunctChar, isMdAsciiPunct, isWhiteSpace } = md.utils;
+  /** @param {string} ch @returns {boolean} */
+  const punct = (ch) => isMdAsciiPunct(ch.codePointAt(0)) || isPunctChar(ch);
+  /** @param {string} ch @returns {boolean} */
+  const space = (ch) => isWhiteSpace(ch.codePointAt(0));
+  return class extends md.inline.State {
+    /** @param {number} start @param {boolean} canSplitWord @returns {{can_open: boolean, can_close: boolean, length: number}} */
+    scanDelims(start, canSplitWord) {
+      const src = this.src;
+      let end = start;
+      while (end < this.posMax && src.charCodeAt(end) === src.charCodeAt(start)) end += 1;
+      // the start and the end of the text count as whitespace; no lone surrogates here (clean)
+      const last = start > 0 ? [...src.slice(Math.max(0, start - 2), start)].pop() ?? " " : " ";
+      const next = end < this.posMax ? String.fromCodePoint(src.codePointAt(end) ?? 0x20) : " ";
+      const left = !space(next) && (!punct(next) || space(last) || punct(last));
+      const right = !space(last) && (!punct(last) || space(next) || punct(next));
+      return {
+        can_open: left && (canSplitWord || !right || punct(last)),
+        can_close: right && (canSplitWord || !left || punct(next)),
+        length: end - start,
+      };
+    }
+  };
+}
+
+/**
  * @param {any} markdownit markdown-it
  * @param {any} settings render.py's MARKDOWN
  * @returns {(text: string) => string} text to the HTML render.py's markdown_to_html gives for it
  */
 function markdownRenderer(markdownit, settings) {
   const md = markdownit(settings.preset, settings.options).disable(settings.disable);
+  md.inline.State = codePointState(md);
   md.validateLink = (/** @type {string} */ url) =>
     settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
   md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
