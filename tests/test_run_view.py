@@ -743,6 +743,8 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     # astral punctuation and symbols beside * _ ~ (two UTF-16 code units, one character to CommonMark)
     ("a*\U0001f600*a a**\U00010100**b a**a\U0001d735**a a**\U0001d735a**a \U0001f600_a_ x_\U00010100_ "
      "a~~\U0001f600~~b \U0001f600**a**\U0001f600 _\U0001f525_x"),
+    # punctuation newer than some Unicode tables (15.0, 15.1) beside * _ ~
+    "?\u31ef~~?a~~ a_\U00011f43_ \u2ffc**a**b a**\U0001fae8**b x_\U0001f6dc_",
 ]
 
 

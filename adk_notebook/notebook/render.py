@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import html
 import re
+import sys
+import unicodedata
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -38,6 +41,7 @@ __all__ = [
     "error_line",
     "escape",
     "markdown_to_html",
+    "punctuation_ranges",
     "safe_url",
     "state_html",
     "state_text",
@@ -168,6 +172,23 @@ def _markdown() -> MarkdownIt:
 
 
 _MD = _markdown()
+
+
+@cache
+def punctuation_ranges() -> list[list[int]]:
+    """What markdown-it-py takes for punctuation beside `*`, `_` and `~` (Unicode's P and S, as
+    this Python's unicodedata has them), as [first, last] code point ranges. The live view's
+    markdown-it is handed them (`widgets.markdown_library`): its own table is of another Unicode
+    version (15.1 in markdown-it 14.1, 14.0 in Python 3.11), and a character new in between
+    would open or close emphasis on one side only."""
+    ranges: list[list[int]] = []
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code))[0] in "PS":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return ranges
 
 
 def markdown_to_html(text: str) -> str:

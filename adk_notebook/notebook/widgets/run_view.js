@@ -134,15 +134,27 @@ async function importModule(source) {
 
 /**
  * @param {any} md a markdown-it
- * @returns {any} its inline State, but reading the characters either side of a run of `*`, `_` or
- *   `~` as whole code points, as CommonMark and markdown-it-py do: markdown-it 14.1 reads UTF-16
- *   code units there, so an emoji or an astral punctuation mark counts as a letter
- *   (markdown-it#1071) and `a**😀**` would be bold live and not saved.
+ * @param {number[][]} punctuation render.py's punctuation_ranges: what markdown-it-py takes for
+ *   punctuation (markdown-it's own table is of another Unicode version)
+ * @returns {any} its inline State, judging the characters either side of a run of `*`, `_` or `~`
+ *   as markdown-it-py does: whole code points (markdown-it 14.1 reads UTF-16 code units there, so
+ *   an emoji or an astral punctuation mark counted as a letter, markdown-it#1071, and `a**😀**`
+ *   was bold live and not saved) against the kernel's punctuation.
  */
-function codePointState(md) {
-  const { isPunctChar, isMdAsciiPunct, isWhiteSpace } = md.utils;
+function codePointState(md, punctuation) {
+  const { isWhiteSpace } = md.utils;
   /** @param {string} ch @returns {boolean} */
-  const punct = (ch) => isMdAsciiPunct(ch.codePointAt(0)) || isPunctChar(ch);
+  const punct = (ch) => {
+    const code = /** @type {number} */ (ch.codePointAt(0));
+    let [lo, hi] = [0, punctuation.length - 1];
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (code < punctuation[mid][0]) hi = mid - 1;
+      else if (code > punctuation[mid][1]) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  };
   /** @param {string} ch @returns {boolean} */
   const space = (ch) => isWhiteSpace(ch.codePointAt(0));
   return class extends md.inline.State {
@@ -172,7 +184,7 @@ function codePointState(md) {
  */
 function markdownRenderer(markdownit, settings) {
   const md = markdownit(settings.preset, settings.options).disable(settings.disable);
-  md.inline.State = codePointState(md);
+  md.inline.State = codePointState(md, settings.punctuation);
   md.validateLink = (/** @type {string} */ url) =>
     settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
   md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
