@@ -745,6 +745,9 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
      "a~~\U0001f600~~b \U0001f600**a**\U0001f600 _\U0001f525_x"),
     # punctuation newer than some Unicode tables (15.0, 15.1) beside * _ ~
     "?\u31ef~~?a~~ a_\U00011f43_ \u2ffc**a**b a**\U0001fae8**b x_\U0001f6dc_",
+    # IPv6 hosts, whose brackets markdown-it 14.1 percent-encodes and markdown-it-py keeps
+    ("[a](http://[::1]:8080/é?q=[x]#f) <https://u:p@[FE80::1]/p> [b](mailto:u@[::1]) [c](HTTP://[::1]/) "
+     "[d](//[::ä]/) [e](http://[::ä1%zz]/)"),
 ]
 
 

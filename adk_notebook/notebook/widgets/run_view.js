@@ -178,6 +178,28 @@ function codePointState(md, punctuation) {
 }
 
 /**
+ * @param {any} md a markdown-it
+ * @returns {(url: string) => string} its normalizeLink, but keeping an IPv6 host's brackets as
+ *   markdown-it-py 4 does (`http://[::1]/`): markdown-it 14.1 percent-encodes them, a broken link
+ */
+function bracketedHosts(md) {
+  const { mdurl } = md.utils.lib;
+  const upstream = md.normalizeLink;
+  return (url) => {
+    const parsed = mdurl.parse(url, true);
+    if (!parsed.hostname || !parsed.hostname.includes(":")) return upstream(url);
+    // the host punycoded and encoded as upstream does it, cut out of its "//%5B...%5D"
+    const recode = !parsed.protocol || ["http:", "https:", "mailto:"].includes(parsed.protocol);
+    const host = recode ? upstream(`//[${parsed.hostname}]`).slice(5, -3) : mdurl.encode(parsed.hostname);
+    for (const part of ["protocol", "auth", "pathname", "search", "hash"]) {
+      if (parsed[part]) parsed[part] = mdurl.encode(parsed[part]);
+    }
+    parsed.hostname = host; // format() adds the brackets
+    return mdurl.format(parsed);
+  };
+}
+
+/**
  * @param {any} markdownit markdown-it
  * @param {any} settings render.py's MARKDOWN
  * @returns {(text: string) => string} text to the HTML render.py's markdown_to_html gives for it
@@ -185,6 +207,7 @@ function codePointState(md, punctuation) {
 function markdownRenderer(markdownit, settings) {
   const md = markdownit(settings.preset, settings.options).disable(settings.disable);
   md.inline.State = codePointState(md, settings.punctuation);
+  md.normalizeLink = bracketedHosts(md);
   md.validateLink = (/** @type {string} */ url) =>
     settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
   md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
