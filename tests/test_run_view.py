@@ -748,6 +748,8 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     # IPv6 hosts, whose brackets markdown-it 14.1 percent-encodes and markdown-it-py keeps
     ("[a](http://[::1]:8080/é?q=[x]#f) <https://u:p@[FE80::1]/p> [b](mailto:u@[::1]) [c](HTTP://[::1]/) "
      "[d](//[::ä]/) [e](http://[::ä1%zz]/)"),
+    # code spans after a link label's look-ahead, and their spaces
+    "![`x` ` and [`y` ` and ![a[A]![b`x`c` and `   ` and `  a  ` and [a`](https://b.c)`",
 ]
 
 

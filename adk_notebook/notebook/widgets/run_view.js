@@ -199,6 +199,60 @@ function bracketedHosts(md) {
   };
 }
 
+/** @param {string} src @returns {Record<number, number>} where the last run of each length of backticks starts */
+function lastRuns(src) {
+  /** @type {Record<number, number>} */
+  const runs = {};
+  for (const run of src.matchAll(/`+/g)) runs[run[0].length] = /** @type {number} */ (run.index);
+  return runs;
+}
+
+/**
+ * markdown-it-py 4's backticks rule: its cache of the runs is made from the whole text
+ * (markdown-it 14.1 fills it as it scans, so a look-ahead inside a link label left it wrong and
+ * `` [`x` ` `` lost its code span), a closer must end within the range parsed, and only one space
+ * is taken off each side of a span that is not all spaces.
+ * @param {any} state markdown-it's inline state
+ * @param {boolean} silent
+ * @returns {boolean}
+ */
+function backticks(state, silent) {
+  const src = state.src;
+  const start = state.pos;
+  if (src.charCodeAt(start) !== 0x60) return false;
+  const max = state.posMax;
+  let pos = start + 1;
+  while (pos < max && src.charCodeAt(pos) === 0x60) pos += 1;
+  const marker = src.slice(start, pos);
+  if (!state.backticksScanned) {
+    state.backticks = lastRuns(src);
+    state.backticksScanned = true;
+  }
+  if ((state.backticks[marker.length] ?? -1) >= pos) {
+    let end = pos;
+    let at;
+    while ((at = src.indexOf("`", end)) !== -1 && at < max) {
+      end = at + 1;
+      while (end < src.length && src.charCodeAt(end) === 0x60) end += 1;
+      if (end > max) break;
+      if (end - at === marker.length) {
+        if (!silent) {
+          const token = state.push("code_inline", "code", 0);
+          token.markup = marker;
+          const content = src.slice(pos, at).replace(/\n/g, " ");
+          const padded = content.startsWith(" ") && content.endsWith(" ") && /[^ ]/.test(content);
+          token.content = padded ? content.slice(1, -1) : content;
+        }
+        state.pos = end;
+        return true;
+      }
+    }
+  }
+  if (!silent) state.pending += marker;
+  state.pos = pos;
+  return true;
+}
+
 /**
  * @param {any} markdownit markdown-it
  * @param {any} settings render.py's MARKDOWN
@@ -208,6 +262,7 @@ function markdownRenderer(markdownit, settings) {
   const md = markdownit(settings.preset, settings.options).disable(settings.disable);
   md.inline.State = codePointState(md, settings.punctuation);
   md.normalizeLink = bracketedHosts(md);
+  md.inline.ruler.at("backticks", backticks);
   md.validateLink = (/** @type {string} */ url) =>
     settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
   md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
