@@ -738,6 +738,18 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
     ">" * 120 + " deep\n\n" + "*" * 60 + "x" + "*" * 60 + "\n\n" + "[" * 50 + "a" + "]" * 50,
     "_a __b_ c__ and **a *b** c* and _<script>window.__pwned=1</script>_é__é_",
+    # U+FEFF, a space to JavaScript's trim() and \\s but not to Python's: at the ends of a block, in a link
+    "\ufeff¨ text\ufeff\n\n# \ufeffhead\ufeff\n\n[x](<\ufeffhttps://a.b>) [y](\ufeffhttps://c.d)\n\n[r\ufeff]\n\n[r]: https://r.s",
+    # astral punctuation and symbols beside * _ ~ (two UTF-16 code units, one character to CommonMark)
+    ("a*\U0001f600*a a**\U00010100**b a**a\U0001d735**a a**\U0001d735a**a \U0001f600_a_ x_\U00010100_ "
+     "a~~\U0001f600~~b \U0001f600**a**\U0001f600 _\U0001f525_x"),
+    # punctuation newer than some Unicode tables (15.0, 15.1) beside * _ ~
+    "?\u31ef~~?a~~ a_\U00011f43_ \u2ffc**a**b a**\U0001fae8**b x_\U0001f6dc_",
+    # IPv6 hosts, whose brackets markdown-it 14.1 percent-encodes and markdown-it-py keeps
+    ("[a](http://[::1]:8080/é?q=[x]#f) <https://u:p@[FE80::1]/p> [b](mailto:u@[::1]) [c](HTTP://[::1]/) "
+     "[d](//[::ä]/) [e](http://[::ä1%zz]/)"),
+    # code spans after a link label's look-ahead, and their spaces
+    "![`x` ` and [`y` ` and ![a[A]![b`x`c` and `   ` and `  a  ` and [a`](https://b.c)`",
 ]
 
 

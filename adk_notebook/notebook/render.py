@@ -10,7 +10,7 @@ Safety: every string that came from a user, a model or a tool goes through `html
 before it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type
 from `IMAGE_TYPES` (so an SVG never becomes markup), and a link is made only from an
 http(s) URL or a data: URL of an allowed type; a `javascript:` URI stays text. NUL and other
-control characters, and lone surrogates, never reach an output (`clean_text`).
+control characters, and lone surrogates, never reach an output, nor does U+FEFF (`clean_text`).
 
 No IPython or ipywidgets here: the magics use these functions for `%adk` tables as well.
 """
@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import html
 import re
+import sys
+import unicodedata
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -38,6 +41,7 @@ __all__ = [
     "error_line",
     "escape",
     "markdown_to_html",
+    "punctuation_ranges",
     "safe_url",
     "state_html",
     "state_text",
@@ -55,8 +59,12 @@ _UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
-    """`text` with each character no output should carry replaced by U+FFFD (see `_UNSAFE_CHARS`)."""
-    return _UNSAFE_CHARS.sub("\ufffd", text)
+    """`text` with each character no output should carry replaced by U+FFFD (see `_UNSAFE_CHARS`),
+    and U+FEFF (a byte-order mark, once the zero width no-break space) as U+2060 WORD JOINER,
+    which Unicode gave that meaning: it looks the same, but JavaScript's trim() and \\s take
+    U+FEFF for a space and Python's strip() and markdown-it-py do not, so markdown-it in the live
+    view and markdown-it-py here would cut a paragraph, a heading or a link differently."""
+    return _UNSAFE_CHARS.sub("\ufffd", text).replace("\ufeff", "\u2060")
 
 
 def escape(value: object) -> str:
@@ -164,6 +172,23 @@ def _markdown() -> MarkdownIt:
 
 
 _MD = _markdown()
+
+
+@cache
+def punctuation_ranges() -> list[list[int]]:
+    """What markdown-it-py takes for punctuation beside `*`, `_` and `~` (Unicode's P and S, as
+    this Python's unicodedata has them), as [first, last] code point ranges. The live view's
+    markdown-it is handed them (`widgets.markdown_library`): its own table is of another Unicode
+    version (15.1 in markdown-it 14.1, 14.0 in Python 3.11), and a character new in between
+    would open or close emphasis on one side only."""
+    ranges: list[list[int]] = []
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code))[0] in "PS":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return ranges
 
 
 def markdown_to_html(text: str) -> str:

@@ -5,8 +5,9 @@ saved with its widget state. The vendored markdown-it (124 KB) inside run_view.j
 every `%%chat` run send and save it again. So the library lives in one hidden model per kernel,
 `MarkdownLibrary`: a plain ipywidgets `Widget` (no view), whose class every widget manager has
 (JupyterLab, Notebook 7, VS Code, Colab, nbconvert's HTML manager). It holds markdown-it as an
-ES module and render.py's `MARKDOWN` settings; each `RunWidget` names it in its `markdown`
-trait, and run_view.js imports the module once per page, however many views and kernels ask.
+ES module and render.py's `MARKDOWN` settings, with the punctuation markdown-it-py knows
+(`punctuation_ranges`); each `RunWidget` names it in its `markdown` trait, and run_view.js
+imports the module once per page, however many views and kernels ask.
 
 A notebook saved with widget state keeps the library once. The module is code the page runs,
 like any anywidget `_esm`: saved widget state was already code, so this adds no new way in.
@@ -22,7 +23,7 @@ from pathlib import Path
 import ipywidgets
 import traitlets
 
-from ..render import MARKDOWN
+from ..render import MARKDOWN, punctuation_ranges
 
 __all__ = ["MarkdownLibrary", "markdown_library"]
 
@@ -46,14 +47,14 @@ class MarkdownLibrary(ipywidgets.Widget):
 
     source = traitlets.Unicode(help="markdown-it as an ES module").tag(sync=True)
     digest = traitlets.Unicode(help="sha256 of source, the cache key").tag(sync=True)
-    settings = traitlets.Dict(help="render.py's MARKDOWN").tag(sync=True)
+    settings = traitlets.Dict(help="render.py's MARKDOWN, and its punctuation_ranges").tag(sync=True)
 
     def __init__(self) -> None:
         source = library_module()
         super().__init__(
             source=source,
             digest=hashlib.sha256(source.encode()).hexdigest(),
-            settings=copy.deepcopy(MARKDOWN),
+            settings={**copy.deepcopy(MARKDOWN), "punctuation": punctuation_ranges()},
         )
 
 

@@ -20,13 +20,14 @@
  * attributes are set only from checked values: image data URLs of an allowed type, http(s)
  * links, and blob URLs this view made itself. No innerHTML anywhere. What arrives (the state, each delta)
  * goes through `clean` first, as render.py's clean_text: no control characters, no lone
- * surrogates, so the live view shows the same characters as the saved transcript.
+ * surrogates, no U+FEFF, so the live view shows the same characters as the saved transcript.
  */
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
 const LOG_LIMIT = 8192; // characters of a progress log kept on screen (as transcript.py)
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 // As render.py _UNSAFE_CHARS: C0/C1 controls but tab, newline and CR; DEL; lone surrogates.
+// And as clean_text, U+FEFF becomes U+2060 (JS trims U+FEFF as a space, Python does not).
 const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDFFF]/gu;
 
 /**
@@ -34,7 +35,7 @@ const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\u
  * @returns {any} the same with every string cleaned (media base64, made by the kernel, left as is)
  */
 function clean(value) {
-  if (typeof value === "string") return value.replace(UNSAFE, "\uFFFD");
+  if (typeof value === "string") return value.replace(UNSAFE, "\uFFFD").replace(/\uFEFF/g, "\u2060");
   if (Array.isArray(value)) return value.map(clean);
   if (value && typeof value === "object") {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "data" ? v : clean(v)]));
@@ -132,12 +133,136 @@ async function importModule(source) {
 }
 
 /**
+ * @param {any} md a markdown-it
+ * @param {number[][]} punctuation render.py's punctuation_ranges: what markdown-it-py takes for
+ *   punctuation (markdown-it's own table is of another Unicode version)
+ * @returns {any} its inline State, judging the characters either side of a run of `*`, `_` or `~`
+ *   as markdown-it-py does: whole code points (markdown-it 14.1 reads UTF-16 code units there, so
+ *   an emoji or an astral punctuation mark counted as a letter, markdown-it#1071, and `a**😀**`
+ *   was bold live and not saved) against the kernel's punctuation.
+ */
+function codePointState(md, punctuation) {
+  const { isWhiteSpace } = md.utils;
+  /** @param {string} ch @returns {boolean} */
+  const punct = (ch) => {
+    const code = /** @type {number} */ (ch.codePointAt(0));
+    let [lo, hi] = [0, punctuation.length - 1];
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (code < punctuation[mid][0]) hi = mid - 1;
+      else if (code > punctuation[mid][1]) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  };
+  /** @param {string} ch @returns {boolean} */
+  const space = (ch) => isWhiteSpace(ch.codePointAt(0));
+  return class extends md.inline.State {
+    /** @param {number} start @param {boolean} canSplitWord @returns {{can_open: boolean, can_close: boolean, length: number}} */
+    scanDelims(start, canSplitWord) {
+      const src = this.src;
+      let end = start;
+      while (end < this.posMax && src.charCodeAt(end) === src.charCodeAt(start)) end += 1;
+      // the start and the end of the text count as whitespace; no lone surrogates here (clean)
+      const last = start > 0 ? [...src.slice(Math.max(0, start - 2), start)].pop() ?? " " : " ";
+      const next = end < this.posMax ? String.fromCodePoint(src.codePointAt(end) ?? 0x20) : " ";
+      const left = !space(next) && (!punct(next) || space(last) || punct(last));
+      const right = !space(last) && (!punct(last) || space(next) || punct(next));
+      return {
+        can_open: left && (canSplitWord || !right || punct(last)),
+        can_close: right && (canSplitWord || !left || punct(next)),
+        length: end - start,
+      };
+    }
+  };
+}
+
+/**
+ * @param {any} md a markdown-it
+ * @returns {(url: string) => string} its normalizeLink, but keeping an IPv6 host's brackets as
+ *   markdown-it-py 4 does (`http://[::1]/`): markdown-it 14.1 percent-encodes them, a broken link
+ */
+function bracketedHosts(md) {
+  const { mdurl } = md.utils.lib;
+  const upstream = md.normalizeLink;
+  return (url) => {
+    const parsed = mdurl.parse(url, true);
+    if (!parsed.hostname || !parsed.hostname.includes(":")) return upstream(url);
+    // the host punycoded and encoded as upstream does it, cut out of its "//%5B...%5D"
+    const recode = !parsed.protocol || ["http:", "https:", "mailto:"].includes(parsed.protocol);
+    const host = recode ? upstream(`//[${parsed.hostname}]`).slice(5, -3) : mdurl.encode(parsed.hostname);
+    for (const part of ["protocol", "auth", "pathname", "search", "hash"]) {
+      if (parsed[part]) parsed[part] = mdurl.encode(parsed[part]);
+    }
+    parsed.hostname = host; // format() adds the brackets
+    return mdurl.format(parsed);
+  };
+}
+
+/** @param {string} src @returns {Record<number, number>} where the last run of each length of backticks starts */
+function lastRuns(src) {
+  /** @type {Record<number, number>} */
+  const runs = {};
+  for (const run of src.matchAll(/`+/g)) runs[run[0].length] = /** @type {number} */ (run.index);
+  return runs;
+}
+
+/**
+ * markdown-it-py 4's backticks rule: its cache of the runs is made from the whole text
+ * (markdown-it 14.1 fills it as it scans, so a look-ahead inside a link label left it wrong and
+ * `` [`x` ` `` lost its code span), a closer must end within the range parsed, and only one space
+ * is taken off each side of a span that is not all spaces.
+ * @param {any} state markdown-it's inline state
+ * @param {boolean} silent
+ * @returns {boolean}
+ */
+function backticks(state, silent) {
+  const src = state.src;
+  const start = state.pos;
+  if (src.charCodeAt(start) !== 0x60) return false;
+  const max = state.posMax;
+  let pos = start + 1;
+  while (pos < max && src.charCodeAt(pos) === 0x60) pos += 1;
+  const marker = src.slice(start, pos);
+  if (!state.backticksScanned) {
+    state.backticks = lastRuns(src);
+    state.backticksScanned = true;
+  }
+  if ((state.backticks[marker.length] ?? -1) >= pos) {
+    let end = pos;
+    let at;
+    while ((at = src.indexOf("`", end)) !== -1 && at < max) {
+      end = at + 1;
+      while (end < src.length && src.charCodeAt(end) === 0x60) end += 1;
+      if (end > max) break;
+      if (end - at === marker.length) {
+        if (!silent) {
+          const token = state.push("code_inline", "code", 0);
+          token.markup = marker;
+          const content = src.slice(pos, at).replace(/\n/g, " ");
+          const padded = content.startsWith(" ") && content.endsWith(" ") && /[^ ]/.test(content);
+          token.content = padded ? content.slice(1, -1) : content;
+        }
+        state.pos = end;
+        return true;
+      }
+    }
+  }
+  if (!silent) state.pending += marker;
+  state.pos = pos;
+  return true;
+}
+
+/**
  * @param {any} markdownit markdown-it
  * @param {any} settings render.py's MARKDOWN
  * @returns {(text: string) => string} text to the HTML render.py's markdown_to_html gives for it
  */
 function markdownRenderer(markdownit, settings) {
   const md = markdownit(settings.preset, settings.options).disable(settings.disable);
+  md.inline.State = codePointState(md, settings.punctuation);
+  md.normalizeLink = bracketedHosts(md);
+  md.inline.ruler.at("backticks", backticks);
   md.validateLink = (/** @type {string} */ url) =>
     settings.link_schemes.some((/** @type {string} */ scheme) => url.toLowerCase().startsWith(scheme));
   md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
