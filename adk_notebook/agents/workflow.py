@@ -261,8 +261,9 @@ async def run_concurrently(
             item = await queue.get()
             if isinstance(item, asyncio.Task):
                 running -= 1
-                if not item.cancelled() and item.exception() is not None:
-                    raise item.exception()  # type: ignore[misc]
+                error = None if item.cancelled() else item.exception()
+                if error is not None:
+                    raise error
                 continue
             event, taken = item
             yield event
