@@ -318,6 +318,10 @@ def state_html(state: dict[str, Any]) -> str:
     parts.extend(_item_html(item) for item in state.get("items") or ())
     if state.get("error"):
         parts.append(f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>')
+    if state.get("trace"):
+        from .waterfall import waterfall_html  # it draws with this module's helpers
+
+        parts.append(waterfall_html(state["trace"], collapsed=True))
     parts.append("</div>")
     return "".join(parts)
 
