@@ -25,10 +25,21 @@ __all__ = ["LiveTrace", "trace_of"]
 Path = tuple[int, ...]
 
 
-def _span(name: str, kind: str, start: float, duration: float | None = None,
-          attributes: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"name": name, "kind": kind, "start": start, "duration": duration, "attributes": attributes or {},
-            "children": []}
+def _span(
+    name: str,
+    kind: str,
+    start: float,
+    duration: float | None = None,
+    attributes: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": kind,
+        "start": start,
+        "duration": duration,
+        "attributes": attributes or {},
+        "children": [],
+    }
 
 
 class LiveTrace:
@@ -39,7 +50,9 @@ class LiveTrace:
         self.root: dict[str, Any] | None = None
         self._agent: Path | None = None
         self._cursor = 0.0  # when the next model call started: the last event before it
-        self._tools: dict[str, list[Path]] = {}  # call id -> tool spans still running, oldest first
+        self._tools: dict[
+            str, list[Path]
+        ] = {}  # call id -> tool spans still running, oldest first
         self._ops: list[list[Any]] = []
 
     def pending(self) -> bool:
@@ -47,7 +60,9 @@ class LiveTrace:
 
     def take_ops(self) -> list[list[Any]]:
         ops, self._ops = self._ops, []
-        return _clean(ops)  # no control characters or lone surrogates, as the transcript's ops
+        return _clean(
+            ops
+        )  # no control characters or lone surrogates, as the transcript's ops
 
     def _at(self, path: Path) -> dict[str, Any]:
         span = self.root
@@ -59,7 +74,13 @@ class LiveTrace:
     def _add(self, parent: Path, span: dict[str, Any]) -> Path:
         siblings = self._at(parent)["children"]
         siblings.append(span)
-        self._ops.append(["span", list(parent), {**span, "attributes": dict(span["attributes"]), "children": []}])
+        self._ops.append(
+            [
+                "span",
+                list(parent),
+                {**span, "attributes": dict(span["attributes"]), "children": []},
+            ]
+        )
         return (*parent, len(siblings) - 1)
 
     def _set(self, path: Path, **fields: Any) -> None:
@@ -85,7 +106,13 @@ class LiveTrace:
         elif content is not None:
             self._model_call(agent, event, ts)
         if event.error is not None:
-            self._set(agent, attributes={**self._at(agent)["attributes"], "error": error_line(event.error)})
+            self._set(
+                agent,
+                attributes={
+                    **self._at(agent)["attributes"],
+                    "error": error_line(event.error),
+                },
+            )
         self._cursor = ts
 
     def _agent_span(self, author: str, ts: float) -> Path:
@@ -104,9 +131,15 @@ class LiveTrace:
         usage = event.usage
         attributes: dict[str, Any] = {}
         if usage is not None:
-            attributes = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+            attributes = {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+            }
         name = str(event.metadata.get("model") or "model")
-        self._add(agent, _span(name, "model", self._cursor, max(0.0, ts - self._cursor), attributes))
+        self._add(
+            agent,
+            _span(name, "model", self._cursor, max(0.0, ts - self._cursor), attributes),
+        )
         assert event.content is not None
         for call in event.content.function_calls():
             path = self._add(agent, _span(call.name, "tool", ts))
@@ -114,7 +147,9 @@ class LiveTrace:
 
     def _responses(self, event: Event, ts: float) -> None:
         outcomes = {o.call_id: o for o in event.tool_outcomes}
-        responses = event.content.function_responses() if event.content is not None else []
+        responses = (
+            event.content.function_responses() if event.content is not None else []
+        )
         keys = [r.id or r.name for r in responses] or list(outcomes)
         for key in keys:
             running = self._tools.get(key)
@@ -124,12 +159,20 @@ class LiveTrace:
             span = self._at(path)
             outcome = outcomes.get(key)
             if outcome is not None:
-                attributes = {"error": error_line(outcome.error)} if outcome.error else {}
-                self._set(path, duration=outcome.duration, attributes={**span["attributes"], **attributes})
+                attributes = (
+                    {"error": error_line(outcome.error)} if outcome.error else {}
+                )
+                self._set(
+                    path,
+                    duration=outcome.duration,
+                    attributes={**span["attributes"], **attributes},
+                )
             else:
                 self._set(path, duration=max(0.0, ts - span["start"]))
 
-    def finish(self, elapsed: float | None, error: str | None = None) -> dict[str, Any] | None:
+    def finish(
+        self, elapsed: float | None, error: str | None = None
+    ) -> dict[str, Any] | None:
         """Close what is open (a running tool ends where the run did); the tree, None for a run without events."""
         if self.root is None:
             return None

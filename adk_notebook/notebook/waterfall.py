@@ -76,38 +76,58 @@ def waterfall_rows(trace: dict[str, Any]) -> list[WaterfallRow]:
         duration = span.get("duration")
         length = (end - span["start"]) if duration is None else duration
         error = (span.get("attributes") or {}).get("error")
-        rows.append(WaterfallRow(
-            depth=depth, kind=str(span.get("kind") or ""), name=str(span.get("name") or ""),
-            left=_fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
-            width=_fixed(max(0.0, length / total * 100), 2),
-            meta=_meta(span), error=str(error) if error else None,
-        ))
+        rows.append(
+            WaterfallRow(
+                depth=depth,
+                kind=str(span.get("kind") or ""),
+                name=str(span.get("name") or ""),
+                left=_fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
+                width=_fixed(max(0.0, length / total * 100), 2),
+                meta=_meta(span),
+                error=str(error) if error else None,
+            )
+        )
     return rows
 
 
 def _row_html(row: WaterfallRow) -> str:
     color = _ERROR_COLOR if row.error else _COLORS.get(row.kind, _COLORS["run"])
-    label = (f'<div style="padding-left:{row.depth * 14}px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
-             f'{_ICONS.get(row.kind, "•")} {escape(row.name)}</div>')
-    bar = (f'<div style="position:relative;height:14px">'
-           f'<div class="adk-wf-bar" data-kind="{escape(row.kind)}" style="position:absolute;top:2px;bottom:2px;'
-           f'left:{row.left}%;width:{row.width}%;min-width:2px;background:{color};border-radius:2px"></div></div>')
+    label = (
+        f'<div style="padding-left:{row.depth * 14}px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
+        f"{_ICONS.get(row.kind, '•')} {escape(row.name)}</div>"
+    )
+    bar = (
+        f'<div style="position:relative;height:14px">'
+        f'<div class="adk-wf-bar" data-kind="{escape(row.kind)}" style="position:absolute;top:2px;bottom:2px;'
+        f'left:{row.left}%;width:{row.width}%;min-width:2px;background:{color};border-radius:2px"></div></div>'
+    )
     meta = f'<div style="opacity:.7;font-size:11px;white-space:nowrap">{escape(row.meta)}</div>'
-    error = (f'<div style="grid-column:1/-1;padding-left:{row.depth * 14 + 18}px;color:{_ERROR_COLOR};font-size:11px">'
-             f'⚠ {escape(row.error)}</div>') if row.error else ""
+    error = (
+        (
+            f'<div style="grid-column:1/-1;padding-left:{row.depth * 14 + 18}px;color:{_ERROR_COLOR};font-size:11px">'
+            f"⚠ {escape(row.error)}</div>"
+        )
+        if row.error
+        else ""
+    )
     return label + bar + meta + error
 
 
 def waterfall_html(trace: dict[str, Any], *, collapsed: bool = False) -> str:
     """The waterfall as self-contained, escaped HTML; `collapsed` folds it in a <details> (the saved transcript)."""
     rows = waterfall_rows(trace)
-    grid = ('<div class="adk-waterfall" style="display:grid;grid-template-columns:minmax(120px,32%) 1fr auto;'
-            'gap:2px 8px;align-items:center;font-size:12px;margin:4px 0">'
-            + "".join(_row_html(row) for row in rows) + "</div>")
+    grid = (
+        '<div class="adk-waterfall" style="display:grid;grid-template-columns:minmax(120px,32%) 1fr auto;'
+        'gap:2px 8px;align-items:center;font-size:12px;margin:4px 0">'
+        + "".join(_row_html(row) for row in rows)
+        + "</div>"
+    )
     if not collapsed:
         return grid
-    return (f'<details class="adk-trace" style="margin-top:4px"><summary style="cursor:pointer;opacity:.7;font-size:12px">'
-            f'⏱ Timeline</summary>{grid}</details>')
+    return (
+        f'<details class="adk-trace" style="margin-top:4px"><summary style="cursor:pointer;opacity:.7;font-size:12px">'
+        f"⏱ Timeline</summary>{grid}</details>"
+    )
 
 
 def waterfall_text(trace: dict[str, Any]) -> str:
