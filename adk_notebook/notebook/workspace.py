@@ -392,6 +392,7 @@ class Workspace:
         self.tools.clear()
         self.agents.clear()
         self.current.clear()
+        self.last_runs.clear()
         self.users = {DEFAULT_USER}
         self.session_service = InMemorySessionService()
         self.default_model = "auto"
