@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._sync import run_sync
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from ..core.context import InvocationContext
     from ..core.content import Content
     from ..core.events import Event
+    from ..core.trace import ModelPrice
+    from ..plugins.base import Plugin
     from ..runner import RunResult
     from ..sessions.base import BaseSessionService
 
@@ -39,17 +41,20 @@ class Agent(ABC):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
         session_service: BaseSessionService | None = None,
+        plugins: Sequence[Plugin] = (),
+        prices: Mapping[str, ModelPrice] | None = None,
         **run_options: Any,
     ) -> RunResult:
-        """Run one message to the end and return a `RunResult` (text, events, state, usage, output).
+        """Run one message to the end and return a `RunResult` (text, events, state, usage, output, trace).
 
         Without `session_id` each call is a new conversation in this agent's own in-memory
-        session service; pass the same `session_id` again to continue one.
+        session service; pass the same `session_id` again to continue one. `plugins` and
+        `prices` are the Runner's (see `Runner`).
         """
         from ..runner import Runner  # the runner sits above agents: imported when used
 
         service = session_service or self._default_sessions()
-        runner = Runner(app_name=self.name, agent=self, session_service=service)
+        runner = Runner(app_name=self.name, agent=self, session_service=service, plugins=plugins, prices=prices)
         return await runner.run_to_result(
             user_id=user_id,
             session_id=session_id,
