@@ -19,10 +19,12 @@ from ._deadline import within_time_limit
 from ._sync import run_sync
 from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
+from .core.errors import AdkError
 from .core.events import Event, Usage, new_id
 from .core.run_config import RunConfig
 from .core.session import Session
 from .core.trace import ModelPrice, Span, total_up
+from .plugins.base import Plugin
 from .sessions.base import BaseSessionService, run_marker, session_not_found
 from .sessions.in_memory import InMemorySessionService
 
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
     from .agents.base import Agent
     from .artifacts import BaseArtifactService
     from .memory import BaseMemoryService
-    from .plugins.base import Plugin
 
 __all__ = ["RunResult", "RunStream", "Runner"]
 
@@ -121,7 +122,7 @@ class Runner:
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.run_config = run_config or RunConfig()
-        self.plugins = tuple(plugins)
+        self.plugins = _checked_plugins(plugins)
         self.prices = dict(prices or {})
         self._active: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, _RunHandle]] = {}
 
@@ -199,13 +200,13 @@ class Runner:
             await service.append_event(session, user_event)
             yield user_event
             mark_live()
-            async for event in self.agent.run_invocation(ctx):
+            async for event in self.agent.invoke(ctx):
                 if not event.partial:
                     await service.append_event(session, event)
                 yield event
                 mark_live()  # the consumer may step this stream from a new task each time
-        except (asyncio.CancelledError, GeneratorExit):
-            trace.fail("CancelledError", "The run was stopped before it ended.")
+        except (asyncio.CancelledError, GeneratorExit) as exc:
+            trace.finish(exc)
             if ctx is not None:
                 # Answer this run's own calls, reading the session again: when this stream was
                 # abandoned and is only closed now, a later run may have answered them already.
@@ -226,6 +227,8 @@ class Runner:
             await service.end_run(session, run_id)
             if ctx is not None:
                 ctx.clear_temp_state()
+                for plugin in self.plugins:  # the exporters: they see the finished trace
+                    await plugin.after_run_callback(ctx)
 
     async def _answer_own_calls(self, ctx: InvocationContext, user_id: str, session_id: str,
                                 response: dict[str, Any]) -> None:
@@ -278,6 +281,17 @@ class Runner:
     def run_sync(self, *, user_id: str, session_id: str | None, content: Content | str, **kwargs: Any) -> RunResult:
         """Blocking `run_to_result` for scripts (also safe inside a running kernel)."""
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
+
+
+def _checked_plugins(plugins: Sequence[Plugin]) -> tuple[Plugin, ...]:
+    wrong = [p for p in plugins if not isinstance(p, Plugin)]
+    if wrong:
+        raise AdkError.config(
+            f"plugins= takes Plugin instances, got {', '.join(type(p).__name__ for p in wrong)}: "
+            "subclass adk_notebook.Plugin and pass an instance.",
+            code="invalid_plugin",
+        )
+    return tuple(plugins)
 
 
 _Events = AsyncGeneratorType[Event, None]  # the run's own generator: it has ag_frame and ag_running

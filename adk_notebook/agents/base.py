@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._sync import run_sync
@@ -32,6 +34,19 @@ class Agent(ABC):
     @abstractmethod
     def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
         """Yield the events of one invocation; the runner stores each complete one before resuming."""
+
+    async def invoke(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+        """Run this agent in `ctx`, recorded as an agent span in the run's trace."""
+        span = ctx.span.child(f"invoke_agent {self.name}", "agent", agent=self.name)
+        ctx = replace(ctx, agent_name=self.name, span=span)
+        try:
+            async with aclosing(self.run_invocation(ctx)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    yield event
+        except BaseException as exc:
+            span.finish(exc)
+            raise
+        span.finish()
 
     async def run_async(
         self,

@@ -197,7 +197,7 @@ class CallbackContext(ReadonlyContext):
 class ToolContext(CallbackContext):
     """What a running tool gets: the call it answers, state, actions and memory."""
 
-    __slots__ = ("function_call_id", "tool_name", "tool_outcome", "progress_channel")
+    __slots__ = ("function_call_id", "tool_name", "tool_outcome", "progress_channel", "span")
 
     def __init__(
         self,
@@ -215,6 +215,7 @@ class ToolContext(CallbackContext):
         self.tool_name = tool_name
         self.tool_outcome: ToolOutcome | None = None  # set for after-tool callbacks
         self.progress_channel = progress_channel
+        self.span = invocation.span  # this call's span in the run's trace, set by the dispatcher
 
     def emit_progress(self, stream: str, chunk: str) -> Any:
         """Show `chunk` on the progress stream `stream` ("stdout", "status", ...) while the tool runs.

@@ -12,6 +12,7 @@ the root span (`Runner.run(...).trace` while it runs); `to_dict()`/`from_dict()`
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -21,8 +22,19 @@ __all__ = ["ModelPrice", "Span", "SpanKind", "price_of", "total_up"]
 
 SpanKind = Literal["run", "agent", "model", "tool"]
 
-_OPTIONAL = ("agent", "model", "tool", "call_id", "input_tokens", "output_tokens", "cost", "error_type",
-             "error_message", "invocation_id", "session_id")
+_OPTIONAL = (
+    "agent",
+    "model",
+    "tool",
+    "call_id",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "error_type",
+    "error_message",
+    "invocation_id",
+    "session_id",
+)
 
 
 @dataclass(slots=True, kw_only=True, eq=False)
@@ -64,7 +76,9 @@ class Span:
     invocation_id: str | None = None
     session_id: str | None = None
     children: list[Span] = field(default_factory=list)
-    _clock: float = field(default_factory=time.perf_counter, repr=False)  # monotonic start, for the duration
+    _clock: float = field(
+        default_factory=time.perf_counter, repr=False
+    )  # monotonic start, for the duration
 
     @property
     def end(self) -> float | None:
@@ -86,7 +100,11 @@ class Span:
         if self.duration is not None:
             return
         self.duration = time.perf_counter() - self._clock
-        if error is not None and self.error_type is None:
+        if error is None or self.error_type is not None:
+            return
+        if isinstance(error, GeneratorExit | asyncio.CancelledError):
+            self.fail("CancelledError", "Stopped before it ended.")
+        else:
             self.fail(type(error).__name__, str(error))
 
     def fail(self, error_type: str, message: str | None) -> None:
@@ -105,7 +123,12 @@ class Span:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: fields that are None are left out."""
-        data: dict[str, Any] = {"name": self.name, "kind": self.kind, "start": self.start, "duration": self.duration}
+        data: dict[str, Any] = {
+            "name": self.name,
+            "kind": self.kind,
+            "start": self.start,
+            "duration": self.duration,
+        }
         for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
@@ -138,7 +161,10 @@ class ModelPrice:
     output_per_million: float
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+        return (
+            input_tokens * self.input_per_million
+            + output_tokens * self.output_per_million
+        ) / 1_000_000
 
 
 def price_of(prices: Mapping[str, ModelPrice], model: str) -> ModelPrice | None:

@@ -13,8 +13,11 @@ def get_weather(city: str) -> dict:
 
 
 def test_a_run_has_a_finished_root_span_with_its_ids() -> None:
-    agent = LlmAgent(name="weather", model=ScriptedModel([FunctionCall("get_weather", {"city": "Oslo"}), "Sunny."]),
-                     tools=[get_weather])
+    agent = LlmAgent(
+        name="weather",
+        model=ScriptedModel([FunctionCall("get_weather", {"city": "Oslo"}), "Sunny."]),
+        tools=[get_weather],
+    )
     result = agent.run("Weather in Oslo?")
     root = result.trace
     assert root is not None
@@ -28,8 +31,17 @@ def test_a_run_has_a_finished_root_span_with_its_ids() -> None:
 def test_the_json_form_reads_back_equal() -> None:
     tree = Span(name="run a", kind="run", start=100.0, duration=2.0, agent="a")
     agent = tree.child("invoke_agent a", "agent", agent="a")
-    agent.child("chat m", "model", model="openai:m", input_tokens=3, output_tokens=4, cost=0.5)
-    agent.child("execute_tool t", "tool", tool="t", call_id="c1", error_type="ValueError", error_message="bad")
+    agent.child(
+        "chat m", "model", model="openai:m", input_tokens=3, output_tokens=4, cost=0.5
+    )
+    agent.child(
+        "execute_tool t",
+        "tool",
+        tool="t",
+        call_id="c1",
+        error_type="ValueError",
+        error_message="bad",
+    )
     text = json.dumps(tree.to_dict())
     back = Span.from_dict(json.loads(text))
     assert back.to_dict() == tree.to_dict()
