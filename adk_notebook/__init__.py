@@ -29,10 +29,12 @@ from .core import (
     FunctionCall,
     FunctionResponse,
     InvocationContext,
+    ModelPrice,
     Part,
     ReadonlyContext,
     RunConfig,
     Session,
+    Span,
     State,
     ToolContext,
     ToolOutcome,
@@ -41,6 +43,7 @@ from .core import (
 )
 from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
+from .plugins import JsonlTraceExporter, Plugin, read_traces
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
@@ -103,6 +106,7 @@ __all__ = [
     "InMemoryMemoryService",
     "InMemorySessionService",
     "InvocationContext",
+    "JsonlTraceExporter",
     "Llm",
     "LlmAgent",
     "LlmAgentBuilder",
@@ -111,8 +115,11 @@ __all__ = [
     "LocalModel",
     "MemoryEntry",
     "MergedToolset",
+    "ModelPrice",
     "OpenAIModel",
+    "OpenTelemetryPlugin",
     "Part",
+    "Plugin",
     "PrefixedToolset",
     "PythonCodeExecutor",
     "ReadonlyContext",
@@ -124,6 +131,7 @@ __all__ = [
     "ScriptedModel",
     "Session",
     "SimpleToolContext",
+    "Span",
     "SqliteSessionService",
     "State",
     "StatefulTool",
@@ -135,17 +143,19 @@ __all__ = [
     "ToolProgress",
     "Toolset",
     "Usage",
+    "read_traces",
     "resolve_model",
     "tool",
 ]
 
 
 def __getattr__(name: str) -> object:
-    # Provider models (GeminiModel, AnthropicModel, ...) load on first use; see models/__init__.
-    from . import models
+    # Provider models (GeminiModel, ...) and OpenTelemetryPlugin load on first use; see their __init__.
+    from . import models, plugins
 
-    if name in models._LAZY:
-        value = getattr(models, name)
-        globals()[name] = value
-        return value
+    for package in (models, plugins):
+        if name in package._LAZY:
+            value = getattr(package, name)
+            globals()[name] = value
+            return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._sync import run_sync
@@ -13,6 +15,8 @@ if TYPE_CHECKING:
     from ..core.context import InvocationContext
     from ..core.content import Content
     from ..core.events import Event
+    from ..core.trace import ModelPrice
+    from ..plugins.base import Plugin
     from ..runner import RunResult
     from ..sessions.base import BaseSessionService
 
@@ -31,6 +35,19 @@ class Agent(ABC):
     def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
         """Yield the events of one invocation; the runner stores each complete one before resuming."""
 
+    async def invoke(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+        """Run this agent in `ctx`, recorded as an agent span in the run's trace."""
+        span = ctx.span.child(f"invoke_agent {self.name}", "agent", agent=self.name)
+        ctx = replace(ctx, agent_name=self.name, span=span)
+        try:
+            async with aclosing(self.run_invocation(ctx)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    yield event
+        except BaseException as exc:
+            span.finish(exc)
+            raise
+        span.finish()
+
     async def run_async(
         self,
         message: str | Content,
@@ -39,17 +56,20 @@ class Agent(ABC):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
         session_service: BaseSessionService | None = None,
+        plugins: Sequence[Plugin] = (),
+        prices: Mapping[str, ModelPrice] | None = None,
         **run_options: Any,
     ) -> RunResult:
-        """Run one message to the end and return a `RunResult` (text, events, state, usage, output).
+        """Run one message to the end and return a `RunResult` (text, events, state, usage, output, trace).
 
         Without `session_id` each call is a new conversation in this agent's own in-memory
-        session service; pass the same `session_id` again to continue one.
+        session service; pass the same `session_id` again to continue one. `plugins` and
+        `prices` are the Runner's (see `Runner`).
         """
         from ..runner import Runner  # the runner sits above agents: imported when used
 
         service = session_service or self._default_sessions()
-        runner = Runner(app_name=self.name, agent=self, session_service=service)
+        runner = Runner(app_name=self.name, agent=self, session_service=service, plugins=plugins, prices=prices)
         return await runner.run_to_result(
             user_id=user_id,
             session_id=session_id,
