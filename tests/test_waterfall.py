@@ -40,65 +40,33 @@ PROBE = "<script>alert(1)</script>"
 
 
 def span(
-    name: str,
     kind: str,
     start: float,
     duration: float | None,
     children: list[dict[str, Any]] = (),
-    **attributes: Any,
+    **fields: Any,
 ) -> dict[str, Any]:
+    """A span as `Span.to_dict()` writes it."""
     return {
-        "name": name,
+        "name": f"{kind} step",
         "kind": kind,
         "start": start,
         "duration": duration,
-        "attributes": attributes,
+        **fields,
         "children": list(children),
     }
 
 
 def sample_trace() -> dict[str, Any]:
     """A run of 10 s: a model call (2 s), a tool that failed (5 s), a model call with a cost (3 s)."""
-    return span(
-        "bot",
-        "run",
-        100.0,
-        10.0,
-        [
-            span(
-                "bot",
-                "agent",
-                100.0,
-                10.0,
-                [
-                    span(
-                        "gemini-2.5-flash",
-                        "model",
-                        100.0,
-                        2.0,
-                        input_tokens=1200,
-                        output_tokens=30,
-                    ),
-                    span(
-                        f"get_{PROBE}",
-                        "tool",
-                        102.0,
-                        5.0,
-                        error=f"ValueError: no city {PROBE}",
-                    ),
-                    span(
-                        "gemini-2.5-flash",
-                        "model",
-                        107.0,
-                        3.0,
-                        input_tokens=1300,
-                        output_tokens=45,
-                        cost=0.00125,
-                    ),
-                ],
-            ),
-        ],
-    )
+    model = "gemini-2.5-flash"
+    return span("run", 100.0, 10.0, agent="bot", children=[
+        span("agent", 100.0, 10.0, agent="bot", children=[
+            span("model", 100.0, 2.0, model=model, input_tokens=1200, output_tokens=30),
+            span("tool", 102.0, 5.0, tool=f"get_{PROBE}", error_type="ValueError", error_message=f"no city {PROBE}"),
+            span("model", 107.0, 3.0, model=model, input_tokens=1300, output_tokens=45, cost=0.00125),
+        ]),
+    ])  # fmt: skip
 
 
 class Bars(HTMLParser):
@@ -164,7 +132,7 @@ def test_latency_tokens_cost_and_errors_are_shown_and_labels_escaped() -> None:
         "2.0 s · 1,200 in · 30 out" in text
         and "3.0 s · 1,300 in · 45 out · $0.0013" in text
     )
-    assert f"🔧 get_{PROBE}" in text and f"⚠ ValueError: no city {PROBE}" in text
+    assert f"🔧 get_{PROBE}" in text and f"⚠ no city {PROBE}" in text
     assert "<script>" not in html and html.count("&lt;script&gt;") == 2
     assert "var(--jp-error-color1" in html.split("adk-wf-bar")[4], (
         "the failed tool's bar is red"
@@ -176,16 +144,15 @@ def test_latency_tokens_cost_and_errors_are_shown_and_labels_escaped() -> None:
         "    get_<script>" in lines[3]
         and "|      ███████████████         |" in lines[3]
     )
-    assert "⚠ ValueError: no city <script>alert(1)</script>" in lines[4]
+    assert "⚠ no city <script>alert(1)</script>" in lines[4]
 
 
 def test_a_running_span_reaches_the_latest_time_known() -> None:
     trace = span(
-        "bot",
         "run",
         0.0,
         None,
-        [span("slow", "tool", 1.0, None), span("m", "model", 0.0, 4.0)],
+        [span("tool", 1.0, None, tool="slow"), span("model", 0.0, 4.0)],
     )
     run, slow, model = waterfall_rows(trace)
     assert (run.width, run.meta) == ("100.00", "running…")
@@ -194,14 +161,16 @@ def test_a_running_span_reaches_the_latest_time_known() -> None:
 
 
 def test_the_saved_transcript_holds_the_waterfall_collapsed() -> None:
-    from adk_notebook.notebook.render import state_html, state_text
+    from adk_notebook.notebook.render import state_text
+    from adk_notebook.notebook.waterfall import run_html
 
     state = {"agent": "bot", "status": "done", "items": [], "trace": sample_trace()}
-    html = state_html(state)
+    html = run_html(state)
     assert '<details class="adk-trace"' in html and "⏱ Timeline" in html
     assert bars_of(html).bars == bars_of(waterfall_html(sample_trace())).bars
     assert "Timeline" not in state_text(state), "text/plain stays the transcript"
-    assert "adk-trace" not in state_html({**state, "trace": None})
+    assert "adk-trace" not in run_html({**state, "trace": None})
+    assert html.endswith("</details></div>"), "inside the run's box"
 
 
 # -- the live trace of a real run -------------------------------------------------------------
@@ -255,34 +224,44 @@ async def weather_run() -> Any:
     )
 
 
-async def test_a_real_run_folds_into_run_agent_model_and_tool_spans() -> None:
+async def test_a_real_run_folds_into_the_spans_the_runner_records() -> None:
+    """The live view's trace, folded from events, has the runner's spans: same steps, tokens, errors."""
     result = await weather_run()
     live = LiveTrace("bot")
     for event in result.events:
         live.add(event)
     trace = live.finish(None)
-    assert trace is not None
-    if getattr(result, "trace", None) is None:
-        assert trace_of(result, "bot") == trace, (
-            "a run without the runner's trace: the one its events make"
-        )
-    (agent,) = trace["children"]
-    assert [(s["kind"], s["name"]) for s in agent["children"]] == [
-        ("model", "scripted"),
-        ("tool", "get_weather"),
-        ("tool", "broken"),
-        ("model", "scripted"),
+    assert trace is not None and result.trace is not None
+    recorded = result.trace.to_dict()
+    rows, recorded_rows = waterfall_rows(trace), waterfall_rows(recorded)
+    assert [(r.depth, r.kind, r.name, r.error is None) for r in rows] == [
+        (r.depth, r.kind, r.name, r.error is None) for r in recorded_rows
     ]
+    assert [r.name for r in rows] == [
+        "bot",
+        "bot",
+        "scripted",
+        "get_weather",
+        "broken",
+        "scripted",
+    ]
+    (agent,) = trace["children"]
     first, weather, failed, answer = agent["children"]
-    assert first["attributes"] == {"input_tokens": 120, "output_tokens": 10}
-    assert answer["attributes"] == {"input_tokens": 150, "output_tokens": 4}
-    assert weather["duration"] >= 0.05 and "error" not in weather["attributes"]
-    assert failed["attributes"]["error"].endswith(f"no city {PROBE}")
+    assert (first["input_tokens"], first["output_tokens"], answer["input_tokens"]) == (
+        120,
+        10,
+        150,
+    )
+    assert weather["duration"] >= 0.05 and "error_type" not in weather
+    assert failed["error_message"].endswith(f"no city {PROBE}")
+    assert recorded_rows[4].error is not None and recorded_rows[4].error.endswith(
+        f"no city {PROBE}"
+    )
     assert answer["start"] >= weather["start"] + weather["duration"], (
         "the answer follows the tool responses"
     )
-    rows = waterfall_rows(trace)
     assert float(rows[3].width) >= 0.05 / trace["duration"] * 100 - 0.01
+    assert trace_of(result, "bot") == recorded, "a finished run: the runner's own trace"
 
 
 async def test_the_run_view_sends_spans_as_they_happen_and_saves_the_waterfall(
@@ -391,7 +370,9 @@ def test_adk_trace_draws_the_last_run_of_an_agent(ipython: Any) -> None:
 
 def test_adk_trace_draws_a_run_from_a_jsonl_file(ipython: Any, tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
-    other = span("other", "run", 5.0, 1.0, [span("other", "agent", 5.0, 1.0)])
+    other = span(
+        "run", 5.0, 1.0, [span("agent", 5.0, 1.0, agent="other")], agent="other"
+    )
     runs.write_text(
         "\n".join(json.dumps(t) for t in (sample_trace(), other, sample_trace())) + "\n"
     )
@@ -411,11 +392,11 @@ def test_adk_trace_draws_a_run_from_a_jsonl_file(ipython: Any, tmp_path: Path) -
         ipython, f"trace --file {runs} --run 4"
     )
     assert "has no run of nobody" in line_error(ipython, f"trace nobody --file {runs}")
-    assert "cannot read" in line_error(
+    assert "there is no file" in line_error(
         ipython, f"trace --file {tmp_path / 'missing.jsonl'}"
     )
     runs.write_text('{"name": "x"\n')
-    assert "line 1 is not JSON" in line_error(ipython, f"trace --file {runs}")
+    assert "is not a trace" in line_error(ipython, f"trace --file {runs}")
 
 
 # -- the Timeline tab, under Node --------------------------------------------------------------
@@ -447,28 +428,17 @@ def js_rows(tmp_path: Path, traces: list[dict[str, Any]]) -> list[list[dict[str,
 
 
 def odd_trace() -> dict[str, Any]:
-    """Durations whose percentages end in a tie, a running span, tokens without cost, a zero-length run."""
-    return span(
-        "a",
-        "run",
-        1.0e9,
-        3.0,
-        [
-            span(
-                "b",
-                "agent",
-                1.0e9 + 0.125,
-                1.0 / 3.0,
-                [span("m", "model", 1.0e9 + 0.2, 0.0000049, output_tokens=7)],
-            ),
-            span("t", "tool", 1.0e9 + 1.005, None, cost=2.5e-05),
-        ],
-    )
+    """Durations whose percentages end in a tie, a running span, tokens without cost, a name only."""
+    return span("run", 1.0e9, 3.0, agent="a", children=[
+        span("agent", 1.0e9 + 0.125, 1.0 / 3.0, agent="b", children=[
+            span("model", 1.0e9 + 0.2, 0.0000049, output_tokens=7)]),
+        span("tool", 1.0e9 + 1.005, None, cost=2.5e-05, error_type="TimeoutError"),
+    ])  # fmt: skip
 
 
 @node
 def test_js_computes_the_rows_python_does(tmp_path: Path) -> None:
-    traces = [sample_trace(), odd_trace(), span("z", "run", 3.0, 0.0)]
+    traces = [sample_trace(), odd_trace(), span("run", 3.0, 0.0)]
     out = js_rows(tmp_path, traces)
     for trace, rows in zip(traces, out, strict=True):
         assert rows == [
@@ -491,7 +461,7 @@ def test_js_timeline_fills_as_the_run_goes_and_matches_the_saved_waterfall(
 ) -> None:
     from test_render import full_run
 
-    from adk_notebook.notebook.render import state_html
+    from adk_notebook.notebook.waterfall import run_html
 
     events = full_run()
     initial, _, final, _ = tracked_run(events)
@@ -539,7 +509,7 @@ def test_js_timeline_fills_as_the_run_goes_and_matches_the_saved_waterfall(
     )
     assert from_deltas["timeline"] == after_final["timeline"] == saved[0]["timeline"]
     assert from_deltas["bars"] == after_final["bars"] == saved[0]["bars"]
-    saved_html = state_html(final)
+    saved_html = run_html(final)
     waterfall = bars_of(saved_html[saved_html.index('<details class="adk-trace"') :])
     assert saved[0]["bars"] == [
         f"left:{r.left}%;width:{r.width}%" for r in waterfall_rows(trace)

@@ -4,8 +4,8 @@ The live view sees every event but not the runner's spans, so `LiveTrace` rebuil
 what events say: a model call runs from the event before it (the user's message, the tool
 responses) to its answer, with the answer's tokens; a tool call from the call to its response,
 its duration and error from the `ToolOutcome`; a change of author opens an agent span. When the
-run ends the runner's own trace (`RunResult.trace`), when there is one, takes its place. The
-shape is `waterfall.py`'s (name, kind, start, duration, attributes, children).
+run ends the runner's own trace (`RunResult.trace`) takes its place. The shape is the runner's,
+`Span.to_dict()` (core/trace.py), which `waterfall.py` draws.
 
 Ops, as `Transcript`'s, for the widget to send in batches: `["span", path, span]` a span added
 as a child of the span at `path` (child indices from the root); `["span_u", path, fields]`
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.events import Event
+from ..runner import RunResult
 from .render import error_line
 from .transcript import _clean
 
@@ -26,18 +27,15 @@ Path = tuple[int, ...]
 
 
 def _span(
-    name: str,
-    kind: str,
-    start: float,
-    duration: float | None = None,
-    attributes: dict[str, Any] | None = None,
+    name: str, kind: str, start: float, duration: float | None = None, **fields: Any
 ) -> dict[str, Any]:
+    """A span as `Span.to_dict()` writes it."""
     return {
         "name": name,
         "kind": kind,
         "start": start,
         "duration": duration,
-        "attributes": attributes or {},
+        **fields,
         "children": [],
     }
 
@@ -74,13 +72,7 @@ class LiveTrace:
     def _add(self, parent: Path, span: dict[str, Any]) -> Path:
         siblings = self._at(parent)["children"]
         siblings.append(span)
-        self._ops.append(
-            [
-                "span",
-                list(parent),
-                {**span, "attributes": dict(span["attributes"]), "children": []},
-            ]
-        )
+        self._ops.append(["span", list(parent), {**span, "children": []}])
         return (*parent, len(siblings) - 1)
 
     def _set(self, path: Path, **fields: Any) -> None:
@@ -93,13 +85,15 @@ class LiveTrace:
             return
         ts = event.timestamp
         if self.root is None:
-            self.root = _span(self._agent_name, "run", ts)
-            self._ops.append(["s", {"trace": _span(self._agent_name, "run", ts)}])
+            self.root = _span(
+                f"run {self._agent_name}", "run", ts, agent=self._agent_name
+            )
+            self._ops.append(["s", {"trace": {**self.root, "children": []}}])
             self._cursor = ts
         if event.author == "user":
             self._cursor = ts
             return
-        agent = self._agent_span(event.author, ts)
+        agent = self._agent_span(event.author)
         content = event.content
         if event.tool_outcomes or (content is not None and content.role == "tool"):
             self._responses(event, ts)
@@ -108,67 +102,78 @@ class LiveTrace:
         if event.error is not None:
             self._set(
                 agent,
-                attributes={
-                    **self._at(agent)["attributes"],
-                    "error": error_line(event.error),
-                },
+                error_type=type(event.error).__name__,
+                error_message=error_line(event.error),
             )
         self._cursor = ts
 
-    def _agent_span(self, author: str, ts: float) -> Path:
-        if self._agent is not None and self._at(self._agent)["name"] == author:
+    def _agent_span(self, author: str) -> Path:
+        if self._agent is not None and self._at(self._agent)["agent"] == author:
             return self._agent
-        self._close_agent(ts)
-        self._agent = self._add((), _span(author, "agent", self._cursor))
+        self._close_agent(self._cursor)
+        self._agent = self._add(
+            (), _span(f"invoke_agent {author}", "agent", self._cursor, agent=author)
+        )
         return self._agent
 
     def _close_agent(self, end: float) -> None:
         if self._agent is not None:
-            agent = self._at(self._agent)
-            self._set(self._agent, duration=max(0.0, end - agent["start"]))
+            self._set(
+                self._agent, duration=max(0.0, end - self._at(self._agent)["start"])
+            )
 
     def _model_call(self, agent: Path, event: Event, ts: float) -> None:
         usage = event.usage
-        attributes: dict[str, Any] = {}
-        if usage is not None:
-            attributes = {
+        tokens = (
+            {}
+            if usage is None
+            else {
                 "input_tokens": usage.input_tokens,
                 "output_tokens": usage.output_tokens,
             }
-        name = str(event.metadata.get("model") or "model")
-        self._add(
-            agent,
-            _span(name, "model", self._cursor, max(0.0, ts - self._cursor), attributes),
         )
+        model = str(event.metadata.get("model") or "model")
+        call = _span(
+            f"chat {model}",
+            "model",
+            self._cursor,
+            max(0.0, ts - self._cursor),
+            model=model,
+            **tokens,
+        )
+        self._add(agent, call)
         assert event.content is not None
-        for call in event.content.function_calls():
-            path = self._add(agent, _span(call.name, "tool", ts))
-            self._tools.setdefault(call.id or call.name, []).append(path)
+        for fc in event.content.function_calls():
+            path = self._add(
+                agent,
+                _span(
+                    f"execute_tool {fc.name}", "tool", ts, tool=fc.name, call_id=fc.id
+                ),
+            )
+            self._tools.setdefault(fc.id or fc.name, []).append(path)
 
     def _responses(self, event: Event, ts: float) -> None:
         outcomes = {o.call_id: o for o in event.tool_outcomes}
         responses = (
             event.content.function_responses() if event.content is not None else []
         )
-        keys = [r.id or r.name for r in responses] or list(outcomes)
-        for key in keys:
+        for key in [r.id or r.name for r in responses] or list(outcomes):
             running = self._tools.get(key)
             if not running:
                 continue
             path = running.pop(0)
-            span = self._at(path)
             outcome = outcomes.get(key)
-            if outcome is not None:
-                attributes = (
-                    {"error": error_line(outcome.error)} if outcome.error else {}
-                )
+            if outcome is None:
+                self._set(path, duration=max(0.0, ts - self._at(path)["start"]))
+            elif outcome.error:
                 self._set(
                     path,
                     duration=outcome.duration,
-                    attributes={**span["attributes"], **attributes},
+                    error_type="ToolError",
+                    error_message=error_line(outcome.error),
                 )
             else:
-                self._set(path, duration=max(0.0, ts - span["start"]))
+                self._set(path, duration=outcome.duration)
 
     def finish(
         self, elapsed: float | None, error: str | None = None
@@ -176,25 +181,22 @@ class LiveTrace:
         """Close what is open (a running tool ends where the run did); the tree, None for a run without events."""
         if self.root is None:
             return None
-        root = self.root
-        end = root["start"] + elapsed if elapsed is not None else self._cursor
+        start = self.root["start"]
+        end = start + elapsed if elapsed is not None else self._cursor
         self._close_agent(end)
         for running in self._tools.values():
             for path in running:
                 self._set(path, duration=max(0.0, end - self._at(path)["start"]))
         self._tools.clear()
-        fields: dict[str, Any] = {"duration": max(0.0, end - root["start"])}
-        if error:
-            fields["attributes"] = {**root["attributes"], "error": error}
-        self._set((), **fields)
-        return root
+        failed = {"error_type": "RunError", "error_message": error} if error else {}
+        self._set((), duration=max(0.0, end - start), **failed)
+        return self.root
 
 
-def trace_of(result: Any, agent_name: str) -> dict[str, Any] | None:
+def trace_of(result: RunResult, agent_name: str) -> dict[str, Any] | None:
     """A run's trace as data: the runner's own when it has one, else folded from its events."""
-    trace = getattr(result, "trace", None)
-    if trace is not None:
-        return trace if isinstance(trace, dict) else trace.to_dict()
+    if result.trace is not None:
+        return result.trace.to_dict()
     live = LiveTrace(agent_name)
     for event in result.events:
         live.add(event)

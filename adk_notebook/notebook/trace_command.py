@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..core.errors import AdkError
+from ..plugins.jsonl import read_traces
 from .display import Display
 from .render import escape
 from .timeline import trace_of
@@ -53,7 +54,7 @@ def trace_command(workspace: Workspace, line: str) -> Display:
         trace, where = _last_run(workspace, args.agent)
     else:
         trace, where = _from_file(Path(args.file), args.agent, args.run)
-    title = f"Trace of {trace.get('name') or 'a run'} ({where})"
+    title = f"Trace of {trace.get('agent') or trace['name']} ({where})"
     html = f'<div class="adk-trace-view"><b>{escape(title)}</b>{waterfall_html(trace)}</div>'
     return Display(html, f"{title}\n{waterfall_text(trace)}")
 
@@ -81,38 +82,22 @@ def _last_run(workspace: Workspace, agent: str | None) -> tuple[dict[str, Any], 
 def _from_file(
     path: Path, agent: str | None, run: int | None
 ) -> tuple[dict[str, Any], str]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
+    if not path.is_file():
         raise UsageError(
-            f"%adk trace: cannot read {path}: {exc.strerror or exc}."
-        ) from None
-    traces = []
-    for number, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        try:
-            trace = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                f"%adk trace: {path} line {number} is not JSON ({exc.msg}); "
-                "give a file a JsonlTraceExporter wrote."
-            ) from None
-        if not isinstance(trace, dict) or "start" not in trace:
-            raise UsageError(
-                f"%adk trace: {path} line {number} is not a trace (no span with a start)."
-            )
-        traces.append(trace)
-    if agent is not None:
-        traces = [t for t in traces if t.get("name") == agent]
+            f"%adk trace: there is no file {str(path)!r}; give the path a JsonlTraceExporter writes to."
+        )
+    try:
+        spans = read_traces(path)
+    except AdkError as exc:
+        raise UsageError(f"%adk trace: {exc}") from None
+    traces = [span.to_dict() for span in spans if agent is None or span.agent == agent]
     if not traces:
         whose = f" of {agent}" if agent else ""
         raise UsageError(f"%adk trace: {path} has no run{whose}.")
     index = -1 if run is None else run - 1 if run > 0 else run
     if run == 0 or not -len(traces) <= index < len(traces):
         raise UsageError(
-            f"%adk trace: --run {run} is not a run of {path}: it has {len(traces)} "
-            f"(1 to {len(traces)}, or -1 for the last)."
+            f"%adk trace: --run {run} is not a run of {path}: it has {len(traces)} (1 to {len(traces)}, or -1 for the last)."
         )
-    number = index + 1 if index >= 0 else len(traces) + index + 1
+    number = index % len(traces) + 1
     return traces[index], f"run {number} of {len(traces)} in {path.name}"

@@ -1,8 +1,9 @@
 """A run's trace drawn as a waterfall: one row per span, a bar placed and sized by its time.
 
-A trace is the span tree of `RunResult.trace` as plain data (`Span.to_dict()`): each span has
-`name`, `kind` (run, agent, model, tool), `start` (seconds), `duration` (seconds, None while it
-runs), `attributes` (tokens, cost, error...) and `children`. `waterfall_rows` turns it into rows
+A trace is the span tree of `RunResult.trace` as plain data (`Span.to_dict()`, core/trace.py):
+each span has `kind` (run, agent, model, tool), `start` and `duration` (seconds; None while it
+runs), what it was (`agent`, `model`, `tool`), `input_tokens` / `output_tokens` / `cost` and
+`error_type` / `error_message` when known, and `children`. `waterfall_rows` turns it into rows
 in the order and nesting of the spans, each bar's offset and width a percentage of the run's
 span of time; `waterfall_html` / `waterfall_text` draw them for `%adk trace` and the saved
 transcript, and the live view (run_view.js `timelineRows`) computes the same rows from the same
@@ -18,9 +19,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .render import _duration, _fixed, escape
+from .render import _duration, _fixed, escape, state_html
 
-__all__ = ["WaterfallRow", "waterfall_html", "waterfall_rows", "waterfall_text"]
+__all__ = [
+    "WaterfallRow",
+    "run_html",
+    "waterfall_html",
+    "waterfall_rows",
+    "waterfall_text",
+]
 
 _ICONS = {"run": "▶", "agent": "🤖", "model": "💬", "tool": "🔧"}
 _COLORS = {
@@ -51,16 +58,23 @@ def _walk(span: dict[str, Any], depth: int = 0) -> Iterator[tuple[int, dict[str,
         yield from _walk(child, depth + 1)
 
 
+def _label(span: dict[str, Any]) -> str:
+    """What a span was: the agent, the model or the tool, else its OpenTelemetry name (spanLabel)."""
+    key = {"run": "agent", "agent": "agent", "model": "model", "tool": "tool"}.get(
+        span.get("kind") or ""
+    )
+    return str((span.get(key) if key else None) or span.get("name") or "")
+
+
 def _meta(span: dict[str, Any]) -> str:
     """Latency, tokens and cost of a span, as the live view writes them (fmtSpanMeta)."""
-    attrs = span.get("attributes") or {}
     duration = span.get("duration")
     bits = ["running…" if duration is None else _duration(duration)]
-    tokens_in, tokens_out = attrs.get("input_tokens"), attrs.get("output_tokens")
+    tokens_in, tokens_out = span.get("input_tokens"), span.get("output_tokens")
     if tokens_in is not None or tokens_out is not None:
         bits.append(f"{tokens_in or 0:,} in · {tokens_out or 0:,} out")
-    if attrs.get("cost") is not None:
-        bits.append(f"${_fixed(attrs['cost'], 4)}")
+    if span.get("cost") is not None:
+        bits.append(f"${_fixed(span['cost'], 4)}")
     return " · ".join(bits)
 
 
@@ -75,12 +89,12 @@ def waterfall_rows(trace: dict[str, Any]) -> list[WaterfallRow]:
     for depth, span in spans:
         duration = span.get("duration")
         length = (end - span["start"]) if duration is None else duration
-        error = (span.get("attributes") or {}).get("error")
+        error = span.get("error_message") or span.get("error_type")
         rows.append(
             WaterfallRow(
                 depth=depth,
                 kind=str(span.get("kind") or ""),
-                name=str(span.get("name") or ""),
+                name=_label(span),
                 left=_fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
                 width=_fixed(max(0.0, length / total * 100), 2),
                 meta=_meta(span),
@@ -142,3 +156,11 @@ def waterfall_text(trace: dict[str, Any]) -> str:
         if row.error:
             lines.append(f"{'  ' * row.depth}  ⚠ {row.error}")
     return "\n".join(lines)
+
+
+def run_html(state: dict[str, Any]) -> str:
+    """A finished run as saved (`RunView.finish`): its transcript, and its waterfall folded below."""
+    trace = state.get("trace")
+    return state_html(
+        state, after=waterfall_html(trace, collapsed=True) if trace else ""
+    )

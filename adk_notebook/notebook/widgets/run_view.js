@@ -174,20 +174,29 @@ function parseHtml(html) {
 const SPAN_ICONS = { run: "▶", agent: "🤖", model: "💬", tool: "🔧" };
 
 /**
- * @typedef {{name: string, kind: string, start: number, duration: number | null,
- *   attributes: {[key: string]: any}, children: Span[]}} Span
+ * @typedef {{name: string, kind: string, start: number, duration: number | null, agent?: string,
+ *   model?: string, tool?: string, input_tokens?: number, output_tokens?: number, cost?: number,
+ *   error_type?: string, error_message?: string, children: Span[]}} Span as core/trace.py Span.to_dict()
  * @typedef {{depth: number, kind: string, name: string, left: string, width: string, meta: string,
  *   error: string | null}} SpanRow
  */
 
+/** @type {{[kind: string]: "agent" | "model" | "tool"}} */
+const SPAN_LABELS = { run: "agent", agent: "agent", model: "model", tool: "tool" };
+
+/** @param {Span} span @returns {string} the agent, the model or the tool, else its name (waterfall.py _label) */
+function spanLabel(span) {
+  const key = SPAN_LABELS[span.kind];
+  return String((key ? span[key] : null) || span.name || "");
+}
+
 /** @param {Span} span @returns {string} latency, tokens and cost, as waterfall.py _meta */
 function fmtSpanMeta(span) {
-  const attrs = span.attributes || {};
   const bits = [span.duration == null ? "running…" : fmtDuration(span.duration)];
-  const tokensIn = attrs.input_tokens;
-  const tokensOut = attrs.output_tokens;
-  if (tokensIn != null || tokensOut != null) bits.push(`${fmtCount(tokensIn || 0)} in · ${fmtCount(tokensOut || 0)} out`);
-  if (attrs.cost != null) bits.push(`$${Number(attrs.cost).toFixed(4)}`);
+  if (span.input_tokens != null || span.output_tokens != null) {
+    bits.push(`${fmtCount(span.input_tokens || 0)} in · ${fmtCount(span.output_tokens || 0)} out`);
+  }
+  if (span.cost != null) bits.push(`$${Number(span.cost).toFixed(4)}`);
   return bits.join(" · ");
 }
 
@@ -209,11 +218,11 @@ function timelineRows(trace) {
   const total = end > t0 ? end - t0 : 1.0;
   return spans.map(([depth, span]) => {
     const length = span.duration == null ? end - span.start : span.duration;
-    const error = (span.attributes || {}).error;
+    const error = span.error_message || span.error_type;
     return {
       depth,
       kind: String(span.kind || ""),
-      name: String(span.name || ""),
+      name: spanLabel(span),
       left: Math.max(0.0, ((span.start - t0) / total) * 100).toFixed(2),
       width: Math.max(0.0, (length / total) * 100).toFixed(2),
       meta: fmtSpanMeta(span),

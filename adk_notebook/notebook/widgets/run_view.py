@@ -41,9 +41,10 @@ from ipywidgets import widget_serialization  # type: ignore[import-untyped]
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
-from ..render import state_html, state_text
-from ..timeline import LiveTrace, trace_of
+from ..render import state_text
+from ..timeline import LiveTrace
 from ..transcript import Transcript, _clean
+from ..waterfall import run_html
 from .markdown_library import MarkdownLibrary, markdown_library
 
 __all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
@@ -181,15 +182,15 @@ class RunView:
             usage=result.usage if result is not None else None,
         )
         self._trace.finish(transcript.elapsed, transcript.error)
-        if result is not None and getattr(result, "trace", None) is not None:  # the runner's own spans win
-            self._trace.root = trace_of(result, transcript.agent_name)
+        if result is not None and result.trace is not None:  # the runner's own spans win
+            self._trace.root = result.trace.to_dict()
         transcript.take_ops()  # the trait below carries all of it; pending deltas would be redundant
         self._trace.take_ops()
         self._status = status
         state = self._state()
         self.widget.state = state
         if self._shown:
-            _publish({"text/html": state_html(state), "text/plain": state_text(state)}, self._display_id, update=True)
+            _publish({"text/html": run_html(state), "text/plain": state_text(state)}, self._display_id, update=True)
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call `callback()` when the user presses Stop (the button shows only while running)."""
