@@ -81,9 +81,7 @@ def _check_bars(lab_page: LabPage, bars: Any, metas: list[str]) -> list[dict[str
     assert len(shown) == len(metas) >= 8, (len(shown), metas)
     total = _seconds(metas[0])
     for bar, meta in zip(shown, metas, strict=True):
-        style = dict(
-            kv.split(":") for kv in re.findall(r"(?:left|width):[\d.]+", bar["style"])
-        )
+        style = dict(re.findall(r"(?<![-\w])(left|width):([\d.]+)%", bar["style"]))
         assert bar["left"] == pytest.approx(float(style["left"]), abs=0.6), bar
         if float(style["width"]) > 1:  # a bar of a few ms is drawn 2 px wide at least
             assert bar["width"] == pytest.approx(float(style["width"]), abs=0.6), bar
