@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from test_lab import HELD, PAYLOADS, code_index, write_notebook
+from test_lab import HELD, PAYLOADS, _contains, code_index, write_notebook
 
 Lab = LabPage = Any  # the fixtures' types live in conftest.py
 
@@ -175,7 +175,3 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
     _check_bars(lab_page, out.locator(".adk-wf-bar"), metas)
     assert lab_page.pwned() is None
     lab_page.screenshot_of(out, "adk-trace")
-
-
-def _contains(container: Any, item: Any) -> None:
-    assert item in container, f"{item!r} not in {container!r}"
