@@ -190,6 +190,7 @@ class LlmAgent(Agent):
         before_model = plugin_chain(ctx.plugins, "before_model_callback", self.before_model_callback)
         after_model = plugin_chain(ctx.plugins, "after_model_callback", self.after_model_callback)
         answered_by = ctx.span.model = model_id(model)
+        chat = "chat " + answered_by.rpartition(":")[2]  # the span's name: the model without its provider
         limit = self._model_call_limit(ctx)
         schema_retries = 0
         for _ in range(limit):
@@ -199,7 +200,7 @@ class LlmAgent(Agent):
             request = await self.build_request(ctx, tools, model_name=model.name)
             # 2. model: its answer, streamed as partial events, then complete
             cb_ctx = CallbackContext(ctx)
-            span = ctx.span.child(f"chat {model.name}", "model", agent=self.name, model=answered_by)
+            span = ctx.span.child(chat, "model", agent=self.name, model=answered_by)
             try:
                 response = await before_model(cb_ctx, request) if before_model else None
                 if response is None:
