@@ -8,7 +8,7 @@ agent (its before/after-agent callbacks, its branch on its events) happens in on
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -43,7 +43,7 @@ class Agent(ABC):
 
     name: str
     description: str = ""
-    sub_agents: list[Agent]
+    sub_agents: Sequence[Agent] = ()
     parent: Agent | None = None
     transfers_by_model: ClassVar[bool] = (
         False  # its model may transfer: its children may transfer to peers
@@ -55,10 +55,10 @@ class Agent(ABC):
     )
 
     @abstractmethod
-    def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Yield the events of one invocation; the runner stores each complete one before resuming."""
 
-    async def invoke(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Run this agent in `ctx` (a parent's context is fine): callbacks, then its own steps.
 
         Before-agent callbacks may answer instead of the agent; after-agent callbacks may add a

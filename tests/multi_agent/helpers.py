@@ -27,5 +27,5 @@ def texts(events: list[Event]) -> list[tuple[str, str]]:
     return [(e.author, e.text) for e in events if not e.partial and e.text]
 
 
-def request_texts(request) -> list[str]:  # noqa: ANN001 - an LlmRequest
+def request_texts(request) -> list[str]:
     return [c.text for c in request.contents]

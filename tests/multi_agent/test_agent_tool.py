@@ -73,3 +73,38 @@ async def test_an_agent_tool_sees_the_parents_state_and_its_output_schema_value_
     assert counter.resolve_model().requests[0].system_instruction.startswith("Count bees.")
     response = next(r for e in events if not e.partial for r in e.function_responses())
     assert response.response == {"result": {"n": 2}}
+
+
+async def test_cancelling_during_an_agent_tool_answers_the_parents_call_only() -> None:
+    import asyncio
+    import contextlib
+
+    started = asyncio.Event()
+
+    @tool
+    async def dig() -> dict:
+        """Dig for a long time."""
+        started.set()
+        await asyncio.sleep(30)
+        return {}
+
+    research = LlmAgent(name="research", model=ScriptedModel([FunctionCall("dig", {}), "found"]), tools=[dig])
+    lead = LlmAgent(name="lead", model=ScriptedModel([FunctionCall("research", {"request": "dig"})]),
+                    tools=[AgentTool(research)])
+    runner = Runner(app_name="app", agent=lead, session_service=InMemorySessionService())
+    session = await runner.session_service.create(app_name="app", user_id="u")
+
+    async def consume() -> None:
+        async for _ in runner.run(user_id="u", session_id=session.id, content="go"):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    events = await stored(runner, session.id)
+    calls = [c for e in events for c in e.function_calls()]
+    answers = [r for e in events for r in e.function_responses()]
+    assert [c.name for c in calls] == ["research"]  # the child's own call was never the parent's
+    assert [(r.id, r.response["code"]) for r in answers] == [(calls[0].id, "cancelled")]

@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from adk_notebook import FunctionCall, InMemorySessionService, LlmAgent, ParallelAgent, Runner, ScriptedModel, tool
+from adk_notebook import (
+    FunctionCall,
+    InMemorySessionService,
+    LlmAgent,
+    ParallelAgent,
+    Runner,
+    ScriptedModel,
+    tool,
+)
 
 from .helpers import stored
 

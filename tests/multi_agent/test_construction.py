@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from adk_notebook import AdkError, AgentTool, LlmAgent, LoopAgent, MapAgent, ParallelAgent, ScriptedModel, SequentialAgent
+from adk_notebook import (
+    AdkError,
+    AgentTool,
+    LlmAgent,
+    LoopAgent,
+    MapAgent,
+    ParallelAgent,
+    ScriptedModel,
+    SequentialAgent,
+)
 
 
 def llm(name: str, *script: object) -> LlmAgent:
@@ -57,7 +66,7 @@ def test_a_failed_construction_adopts_nobody() -> None:
         lambda: SequentialAgent(name="pipeline", sub_agents=["research"]),  # type: ignore[list-item]
     ],
 )
-def test_bad_settings_are_clear_config_errors(make) -> None:  # noqa: ANN001
+def test_bad_settings_are_clear_config_errors(make) -> None:
     with pytest.raises(AdkError) as caught:
         make()
     assert caught.value.code == "invalid_agent_config"

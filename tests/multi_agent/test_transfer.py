@@ -45,7 +45,7 @@ async def test_children_may_go_back_to_their_parent_or_a_peer_unless_disallowed(
     support = LlmAgent(name="support", model=support_model, disallow_transfer_to_parent=True,
                        disallow_transfer_to_peers=True)
     desk = LlmAgent(name="desk", model=ScriptedModel([]), sub_agents=[billing, support])
-    assert set((await billing.resolve_tools(_ctx(desk)))) == {"transfer_to_agent"}
+    assert set(await billing.resolve_tools(_ctx(desk))) == {"transfer_to_agent"}
     tool = (await billing.resolve_tools(_ctx(desk)))["transfer_to_agent"]
     assert set(tool.targets) == {"desk", "support"}
     assert await support.resolve_tools(_ctx(desk)) == {}  # nowhere to go: no tool offered
@@ -64,7 +64,7 @@ async def test_agents_in_a_workflow_are_not_offered_their_peers() -> None:
     assert texts(events) == [("user", "again"), ("first", "one again"), ("second", "two again")]
 
 
-def _ctx(agent: LlmAgent):  # noqa: ANN202
+def _ctx(agent: LlmAgent):
     from adk_notebook import Content, InvocationContext, ReadonlyContext, Session
 
     return ReadonlyContext(InvocationContext(session=Session("s", "app", "u"), agent_name=agent.name,

@@ -37,7 +37,7 @@ async def test_a_sequence_passes_each_answer_on_through_output_key() -> None:
     assert session is not None and session.state["draft"] == "Draft: bees matter."
 
 
-def _slow_tool(name: str):  # noqa: ANN202
+def _slow_tool(name: str):
     async def look(topic: str) -> dict:
         """Look something up.
 
@@ -213,3 +213,26 @@ async def test_output_schemas_and_retries_work_inside_a_parallel_branch() -> Non
     assert any(e.output == {"score": 3} for e in events if e.author == "scorer")
     response = next(r for e in events if not e.partial for r in e.function_responses() if r.name == "flaky")
     assert response.response == {"ok": True} and failures["n"] == 2
+
+
+async def test_a_parallel_tool_strategy_still_holds_inside_a_loop() -> None:
+    @tool(name="slow_a")
+    async def slow_a() -> dict:
+        """Wait a bit."""
+        await asyncio.sleep(0.2)
+        return {"a": 1}
+
+    @tool(name="slow_b")
+    async def slow_b() -> dict:
+        """Wait a bit."""
+        await asyncio.sleep(0.2)
+        return {"b": 2}
+
+    worker = LlmAgent(name="worker", model=ScriptedModel([[FunctionCall("slow_a", {}), FunctionCall("slow_b", {})],
+                                                          "both done"]),
+                      tools=[slow_a, slow_b], tool_execution_strategy="parallel")
+    started = time.perf_counter()
+    events, _, _ = await run(LoopAgent(name="once", sub_agents=[worker], max_iterations=1), "go")
+    assert time.perf_counter() - started < 0.38
+    responses = [r.name for e in events if not e.partial for r in e.function_responses()]
+    assert responses == ["slow_a", "slow_b"] and texts(events)[-1] == ("worker", "both done")
