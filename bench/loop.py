@@ -133,7 +133,11 @@ def _spans_off(off: bool) -> Iterator[None]:
 
 def _otel_plugin() -> Any:
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+    from opentelemetry.sdk.trace.export import (
+        SimpleSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
 
     from adk_notebook import OpenTelemetryPlugin
 

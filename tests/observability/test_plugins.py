@@ -311,7 +311,9 @@ class SkipWriter(Plugin):
         return "The writer is away." if ctx.agent_name == "writer" else None
 
 
-async def test_plugins_see_every_agent_of_a_workflow_and_may_answer_for_one_child() -> None:
+async def test_plugins_see_every_agent_of_a_workflow_and_may_answer_for_one_child() -> (
+    None
+):
     log: list[tuple[str, ...]] = []
     research = LlmAgent(name="research", model=ScriptedModel(["Facts."]))
     writer_model = ScriptedModel(["never asked"])
@@ -319,6 +321,12 @@ async def test_plugins_see_every_agent_of_a_workflow_and_may_answer_for_one_chil
     pipeline = SequentialAgent(name="pipeline", sub_agents=[research, writer])
     result = await pipeline.run_async("Go", plugins=[SkipWriter(), Recorder("p", log)])
     agents_seen = [entry[2] for entry in log if entry[1] == "before_agent"]
-    assert agents_seen == ["pipeline", "research"]  # SkipWriter answered for the writer: later plugins skipped
-    assert [entry[2] for entry in log if entry[1] == "after_agent"] == ["research", "pipeline"]
+    assert agents_seen == [
+        "pipeline",
+        "research",
+    ]  # SkipWriter answered for the writer: later plugins skipped
+    assert [entry[2] for entry in log if entry[1] == "after_agent"] == [
+        "research",
+        "pipeline",
+    ]
     assert result.text == "The writer is away." and writer_model.requests == []

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from adk_notebook import (
-    AdkError,
     AgentTool,
     Content,
     FunctionCall,
@@ -23,6 +22,7 @@ from adk_notebook import (
     Span,
     Usage,
 )
+from adk_notebook.runner import RunStream
 
 
 def get_weather(city: str) -> dict:
@@ -151,28 +151,24 @@ async def test_model_and_tool_spans_carry_tokens_ids_and_errors_in_the_order_the
             assert before.end <= after.start + 1e-6  # type: ignore[operator]
 
 
-async def test_a_model_failure_marks_the_model_agent_and_run_spans() -> None:
-    agent = LlmAgent(
-        name="weather", model=ScriptedModel([ConnectionResetError("peer went away")])
-    )
-    with pytest.raises(ConnectionResetError):
-        await agent.run_async("Hi", session_id="s1")
-    # The runner's stream keeps the trace of a failed run.
+def start_run(agent: LlmAgent) -> RunStream:
+    """A run's stream, whose `trace` survives the run's failure or cancellation."""
     runner = Runner(app_name="app", agent=agent)
-    stream = runner.run(
-        user_id="u",
-        session_id="s",
-        content="Hi",
-        run_config=RunConfig(auto_create_session=True),
-    )
-    with pytest.raises(
-        AdkError
-    ):  # the script is used up: the model raises on the second call
+    config = RunConfig(auto_create_session=True)
+    return runner.run(user_id="u", session_id="s", content="Hi", run_config=config)
+
+
+async def test_a_model_failure_marks_the_model_agent_and_run_spans() -> None:
+    model = ScriptedModel([ConnectionResetError("peer went away")])
+    stream = start_run(LlmAgent(name="weather", model=model))
+    with pytest.raises(ConnectionResetError):
         async for _ in stream:
             pass
     failed = [s for s in stream.trace.walk() if s.failed]
     assert [s.kind for s in failed] == ["run", "agent", "model"]
-    assert {s.error_type for s in failed} == {"AdkError"}
+    assert {(s.error_type, s.error_message) for s in failed} == {
+        ("ConnectionResetError", "peer went away")
+    }
     assert all(s.duration is not None for s in stream.trace.walk())
 
 
@@ -245,13 +241,7 @@ async def test_a_cancelled_run_ends_its_open_spans_as_cancelled() -> None:
         model=ScriptedModel([FunctionCall("slow", {"city": "Oslo"}), "x"]),
         tools=[slow],
     )
-    runner = Runner(app_name="app", agent=agent)
-    stream = runner.run(
-        user_id="u",
-        session_id="s",
-        content="Hi",
-        run_config=RunConfig(auto_create_session=True),
-    )
+    stream = start_run(agent)
 
     async def consume() -> None:
         async for _ in stream:
