@@ -230,7 +230,11 @@ class Runner:
             if ctx is not None:
                 ctx.clear_temp_state()
                 for plugin in self.plugins:  # the exporters: they see the finished trace
-                    await plugin.after_run_callback(ctx)
+                    if trace.failed:  # the error that ended the run is the one to report
+                        with suppress(Exception):
+                            await plugin.after_run_callback(ctx)
+                    else:
+                        await plugin.after_run_callback(ctx)
 
     async def _answer_own_calls(self, ctx: InvocationContext, user_id: str, session_id: str,
                                 response: dict[str, Any]) -> None:

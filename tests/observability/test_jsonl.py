@@ -62,3 +62,23 @@ def test_no_file_yet_is_no_traces_and_a_broken_line_is_named(tmp_path: Path) -> 
     with pytest.raises(AdkError) as caught:
         read_traces(path)
     assert caught.value.code == "invalid_trace_file" and "Line 3" in str(caught.value)
+
+
+async def test_a_file_that_cannot_be_written_fails_the_run_that_succeeded(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    agent = LlmAgent(name="weather", model=ScriptedModel(["Hi."]))
+    with pytest.raises(OSError):
+        await agent.run_async(
+            "Hi", plugins=[JsonlTraceExporter(blocker / "runs.jsonl")]
+        )
+    # A run that failed keeps its own error, not the exporter's.
+    failing = LlmAgent(
+        name="weather", model=ScriptedModel([RuntimeError("model down")])
+    )
+    with pytest.raises(RuntimeError, match="model down"):
+        await failing.run_async(
+            "Hi", plugins=[JsonlTraceExporter(blocker / "runs.jsonl")]
+        )
