@@ -15,7 +15,20 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
-from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy, ToolPolicy
+from .agents import (
+    Agent,
+    AgentTool,
+    LlmAgent,
+    LlmAgentBuilder,
+    LoopAgent,
+    MapAgent,
+    ParallelAgent,
+    RetryBudget,
+    SequentialAgent,
+    ToolExecutionStrategy,
+    ToolPolicy,
+    exit_loop,
+)
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .core import (
     AdkError,
@@ -41,8 +54,16 @@ from .core import (
     ToolProgress,
     Usage,
 )
-from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
+from .models import (
+    FunctionModel,
+    GenerateContentConfig,
+    Llm,
+    LlmRequest,
+    LlmResponse,
+    ScriptedModel,
+    resolve_model,
+)
 from .plugins import JsonlTraceExporter, Plugin, read_traces
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
@@ -81,6 +102,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdkError",
     "Agent",
+    "AgentTool",
     "AnthropicModel",
     "BaseArtifactService",
     "BaseMemoryService",
@@ -113,11 +135,14 @@ __all__ = [
     "LlmRequest",
     "LlmResponse",
     "LocalModel",
+    "LoopAgent",
+    "MapAgent",
     "MemoryEntry",
     "MergedToolset",
     "ModelPrice",
     "OpenAIModel",
     "OpenTelemetryPlugin",
+    "ParallelAgent",
     "Part",
     "Plugin",
     "PrefixedToolset",
@@ -129,6 +154,7 @@ __all__ = [
     "RunResult",
     "Runner",
     "ScriptedModel",
+    "SequentialAgent",
     "Session",
     "SimpleToolContext",
     "Span",
@@ -143,6 +169,7 @@ __all__ = [
     "ToolProgress",
     "Toolset",
     "Usage",
+    "exit_loop",
     "read_traces",
     "resolve_model",
     "tool",

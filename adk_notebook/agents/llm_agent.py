@@ -7,16 +7,16 @@ One invocation, top to bottom (`run_invocation`):
 3. tools: if it called tools, the dispatcher runs them as the agent's `tool_policy` says, their
    responses are stored, and the next turn starts at 1;
 4. decide: otherwise the answer is checked against the output schema (on a mismatch the model
-   is asked again with the error, back at 1) and it is the final response;
-5. end: after-agent callbacks.
+   is asked again with the error, back at 1) and it is the final response.
 
-Before-agent callbacks come first and may answer instead.
+A tool response that transfers (`transfer_to_agent`) ends the agent's turn there: the target
+runs at once. Before/after-agent callbacks run around all of it, in `Agent.invoke`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
@@ -30,11 +30,13 @@ from ..plugins.base import plugin_chain
 from ..tools.base import Tool, Toolset
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
-from .base import Agent
-from .callbacks import Callback, CallbackChain
+from .base import Agent, Callbacks
+from .callbacks import CallbackChain
 from .dispatch import ToolDispatcher
+from .history import conversation
 from .instruction import render_instruction
 from .tool_policy import RetryBudget, ToolExecutionStrategy, ToolPolicy
+from .transfer import TransferToAgentTool, transfer, transfer_targets
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["InstructionProvider", "LlmAgent"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
-Callbacks = Callback | Sequence[Callback] | None
 _T = TypeVar("_T")
 
 
@@ -90,6 +91,9 @@ class LlmAgent(Agent):
         circuit_breaker_threshold: Disable a tool for the run after this many failures in a row.
         tool_timeout: Most seconds one tool call may take, for tools without a `timeout` of their
             own; a call past it is answered `{"error": ...}` naming the limit (None: no limit).
+        sub_agents: Agents this one may hand the conversation to: `transfer_to_agent` is offered.
+        disallow_transfer_to_parent, disallow_transfer_to_peers: Narrow the agents it may hand
+            the conversation to (by default its sub-agents, its parent and its peers).
         before_agent_callback, after_agent_callback, before_model_callback, after_model_callback,
         before_tool_callback, after_tool_callback, on_tool_error: see `agents/callbacks.py`.
 
@@ -97,6 +101,7 @@ class LlmAgent(Agent):
     `tool_policy`, and read back as attributes of the same names.
     """
 
+    transfers_by_model = True
     tool_execution_strategy: _InToolPolicy[ToolExecutionStrategy] = _InToolPolicy()
     default_retry_budget: _InToolPolicy[RetryBudget] = _InToolPolicy()
     tool_retry_budgets: _InToolPolicy[Mapping[str, RetryBudget]] = _InToolPolicy()
@@ -135,6 +140,9 @@ class LlmAgent(Agent):
         before_tool_callback: Callbacks = None,
         after_tool_callback: Callbacks = None,
         on_tool_error: Callbacks = None,
+        sub_agents: Sequence[Agent] = (),
+        disallow_transfer_to_parent: bool = False,
+        disallow_transfer_to_peers: bool = False,
     ) -> None:
         _check_config(name, max_iterations, include_contents, output_max_retries)
         self.name = name
@@ -165,28 +173,24 @@ class LlmAgent(Agent):
         self.after_agent_callback = CallbackChain(after_agent_callback)
         self.before_model_callback = CallbackChain(before_model_callback)
         self.after_model_callback = CallbackChain(after_model_callback)
-        self.sub_agents = []
+        self.sub_agents = self._adopt(sub_agents)
+        self.disallow_transfer_to_parent = disallow_transfer_to_parent
+        self.disallow_transfer_to_peers = disallow_transfer_to_peers
         self._resolved_model: Llm | None = model if isinstance(model, Llm) else None
 
     def __repr__(self) -> str:
         return f"LlmAgent(name={self.name!r}, model={self.model!r}, tools={[t.name for t in self.tools]!r})"
 
     # -- the invocation ------------------------------------------------------------------------
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         # One generator for the whole invocation: each streamed chunk passes one hop fewer.
-        before_agent = plugin_chain(ctx.plugins, "before_agent_callback", self.before_agent_callback)
-        if before_agent:
-            event = await self._agent_callback(before_agent, ctx)
-            if event is not None:
-                yield event
-                if event.content is not None:  # it answered for the agent
-                    return
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))
         dispatcher = ToolDispatcher(ctx, self.tool_policy, tools)
         before_model = plugin_chain(ctx.plugins, "before_model_callback", self.before_model_callback)
         after_model = plugin_chain(ctx.plugins, "after_model_callback", self.after_model_callback)
         answered_by = ctx.span.model = model_id(model)
+        chat = "chat " + answered_by.rpartition(":")[2]  # the span's name: the model without its provider
         limit = self._model_call_limit(ctx)
         schema_retries = 0
         for _ in range(limit):
@@ -196,7 +200,7 @@ class LlmAgent(Agent):
             request = await self.build_request(ctx, tools, model_name=model.name)
             # 2. model: its answer, streamed as partial events, then complete
             cb_ctx = CallbackContext(ctx)
-            span = ctx.span.child(f"chat {model.name}", "model", agent=self.name, model=answered_by)
+            span = ctx.span.child(chat, "model", agent=self.name, model=answered_by)
             try:
                 response = await before_model(cb_ctx, request) if before_model else None
                 if response is None:
@@ -224,6 +228,11 @@ class LlmAgent(Agent):
                 yield event
                 async for tool_event in dispatcher.run(calls):
                     yield tool_event
+                target = tool_event.actions.transfer_to_agent
+                if target is not None:
+                    async for transferred in transfer(self, target, ctx):
+                        yield transferred
+                    return
                 if tool_event.actions.skip_summarization:
                     break
                 continue
@@ -245,12 +254,6 @@ class LlmAgent(Agent):
                 "Reply again with only the corrected JSON object."))]), metadata={"kind": "output_schema_retry"})
         else:
             raise self._out_of_iterations(ctx, limit)
-        # 5. end
-        after_agent = plugin_chain(ctx.plugins, "after_agent_callback", self.after_agent_callback)
-        if after_agent:
-            event = await self._agent_callback(after_agent, ctx)
-            if event is not None:
-                yield event
 
     async def build_request(
         self, ctx: InvocationContext, tools: Mapping[str, Tool] | None = None, *, model_name: str | None = None
@@ -282,14 +285,6 @@ class LlmAgent(Agent):
         return LlmRequest(model_name, self._contents(ctx), system or None, declarations, config)
 
     # -- the steps' parts ----------------------------------------------------------------------
-    async def _agent_callback(self, chain: CallbackChain, ctx: InvocationContext) -> Event | None:
-        """Run a before/after-agent chain; the event that records what it said or did, if anything."""
-        cb_ctx = CallbackContext(ctx)
-        content = _as_content(await chain(cb_ctx))
-        if content is None and not _has_effects(cb_ctx.actions):
-            return None
-        return self._event(ctx, content, actions=cb_ctx.actions)
-
     def _model_call_limit(self, ctx: InvocationContext) -> int:
         limit = ctx.run_config.max_llm_calls
         return self.max_iterations if limit is None else min(self.max_iterations, limit)
@@ -320,7 +315,7 @@ class LlmAgent(Agent):
         events = ctx.session.events
         if self.include_contents == "none":
             events = [e for e in events if e.invocation_id == ctx.invocation_id]
-        return [e.content for e in events if e.content is not None and e.content.parts and e.error is None]
+        return conversation(events, self.name, ctx.branch)
 
     async def _render(self, instruction: str | InstructionProvider, ctx: InvocationContext) -> str:
         if callable(instruction):
@@ -359,7 +354,7 @@ class LlmAgent(Agent):
         return event
 
     def _event(self, ctx: InvocationContext, content: Content | None, **fields: Any) -> Event:
-        return Event(self.name, content, ctx.invocation_id, **fields)
+        return Event(self.name, content, ctx.invocation_id, branch=ctx.branch, **fields)
 
     # -- resolution ----------------------------------------------------------------------------
     def resolve_model(self) -> Llm:
@@ -376,6 +371,9 @@ class LlmAgent(Agent):
     async def resolve_tools(self, ctx: ReadonlyContext) -> dict[str, Tool]:
         """This run's tools by name: the agent's own, then each toolset's; a duplicate name is an error."""
         groups = [("tools=", self.tools)] + [(f"toolset {ts.name!r}", await ts.tools(ctx)) for ts in self.toolsets]
+        targets = transfer_targets(self)
+        if targets:
+            groups.append(("sub_agents=", [TransferToAgentTool(targets)]))
         return collect_tools(f"Agent {self.name!r}", groups)
 
 
@@ -396,23 +394,11 @@ def _check_config(name: str, max_iterations: int, include_contents: str, output_
 def _output_schema(schema: type[BaseModel] | dict[str, Any] | None) -> OutputSchema | None:
     if schema is None:
         return None
-    from .output_schema import OutputSchema  # pydantic is imported only for agents that need it
+    from .output_schema import (
+        OutputSchema,  # pydantic is imported only for agents that need it
+    )
 
     return OutputSchema(schema)
-
-
-def _as_content(value: Any) -> Content | None:
-    if value is None or isinstance(value, Content):
-        return value
-    if isinstance(value, str):
-        return Content.model(value)
-    raise AdkError.config(f"An agent callback must return Content, str or None, got {type(value).__name__}.",
-                          code="invalid_callback_result")
-
-
-def _has_effects(actions: EventActions) -> bool:
-    """Whether a callback did something an event must record (state, an artifact, a transfer...)."""
-    return actions != EventActions()
 
 
 def _part_text(part: Part | None) -> str | None:

@@ -22,6 +22,16 @@ __all__ = ["ModelPrice", "Span", "SpanKind", "price_of", "total_up"]
 
 SpanKind = Literal["run", "agent", "model", "tool"]
 
+# One clock for every span: epoch seconds read off the monotonic counter, so a child never
+# seems to end after its parent and a span costs one clock read to open and one to close.
+_EPOCH = time.time() - time.perf_counter()
+
+
+def now() -> float:
+    """The time in seconds since the epoch, on the spans' clock."""
+    return _EPOCH + time.perf_counter()
+
+
 _OPTIONAL = (
     "agent",
     "model",
@@ -62,7 +72,7 @@ class Span:
 
     name: str
     kind: SpanKind
-    start: float = field(default_factory=time.time)
+    start: float = field(default_factory=now)
     duration: float | None = None
     agent: str | None = None
     model: str | None = None
@@ -99,7 +109,7 @@ class Span:
         """Close the span (once), recording `error` if the step failed."""
         if self.duration is not None:
             return
-        self.duration = time.perf_counter() - self._clock
+        self.duration = now() - self.start
         if error is None or self.error_type is not None:
             return
         if isinstance(error, GeneratorExit | asyncio.CancelledError):

@@ -20,11 +20,10 @@ _LAZY = {"OpenTelemetryPlugin": ".otel"}
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    if (
+        name == "OpenTelemetryPlugin"
+    ):  # needs the [otel] extra, so it loads on first use
+        from .otel import OpenTelemetryPlugin
 
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+        return OpenTelemetryPlugin
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,7 @@ from adk_notebook import (
     RunConfig,
     Runner,
     ScriptedModel,
+    SequentialAgent,
     ToolContext,
 )
 
@@ -303,3 +304,29 @@ def test_something_that_is_not_a_plugin_is_a_clear_error() -> None:
     with pytest.raises(AdkError) as caught:
         Runner(app_name="app", agent=weather_agent([], []), plugins=[object()])  # type: ignore[list-item]
     assert caught.value.code == "invalid_plugin" and "object" in str(caught.value)
+
+
+class SkipWriter(Plugin):
+    async def before_agent_callback(self, ctx: CallbackContext) -> str | None:
+        return "The writer is away." if ctx.agent_name == "writer" else None
+
+
+async def test_plugins_see_every_agent_of_a_workflow_and_may_answer_for_one_child() -> (
+    None
+):
+    log: list[tuple[str, ...]] = []
+    research = LlmAgent(name="research", model=ScriptedModel(["Facts."]))
+    writer_model = ScriptedModel(["never asked"])
+    writer = LlmAgent(name="writer", model=writer_model)
+    pipeline = SequentialAgent(name="pipeline", sub_agents=[research, writer])
+    result = await pipeline.run_async("Go", plugins=[SkipWriter(), Recorder("p", log)])
+    agents_seen = [entry[2] for entry in log if entry[1] == "before_agent"]
+    assert agents_seen == [
+        "pipeline",
+        "research",
+    ]  # SkipWriter answered for the writer: later plugins skipped
+    assert [entry[2] for entry in log if entry[1] == "after_agent"] == [
+        "research",
+        "pipeline",
+    ]
+    assert result.text == "The writer is away." and writer_model.requests == []
