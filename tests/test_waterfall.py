@@ -264,6 +264,31 @@ async def test_a_real_run_folds_into_the_spans_the_runner_records() -> None:
     assert trace_of(result, "bot") == recorded, "a finished run: the runner's own trace"
 
 
+async def test_sub_agents_nest_in_the_waterfall_as_in_the_trace() -> None:
+    from adk_notebook import SequentialAgent
+
+    research = LlmAgent(
+        name="research", model=ScriptedModel(["notes"]), output_key="notes"
+    )
+    writer = LlmAgent(name="writer", model=ScriptedModel(["draft"]))
+    pipeline = SequentialAgent(name="pipeline", sub_agents=[research, writer])
+    result = await Runner(app_name="p", agent=pipeline).run_to_result(
+        user_id="u", session_id=None, content=Content.user("go")
+    )
+    assert result.trace is not None
+    rows = waterfall_rows(result.trace.to_dict())
+    assert [(r.depth, r.kind, r.name) for r in rows] == [
+        (0, "run", "pipeline"), (1, "agent", "pipeline"), (2, "agent", "research"), (3, "model", "scripted"),
+        (2, "agent", "writer"), (3, "model", "scripted")]  # fmt: skip
+    assert float(rows[4].left) >= float(rows[2].left) + float(rows[2].width) - 0.01, (
+        "writer runs after research"
+    )
+    assert all(
+        line.count("█") >= 1
+        for line in waterfall_text(result.trace.to_dict()).splitlines()
+    )
+
+
 async def test_the_run_view_sends_spans_as_they_happen_and_saves_the_waterfall(
     comms: Any,  # noqa: F811 - the fixture
     shell: Any,  # noqa: F811

@@ -148,7 +148,7 @@ def waterfall_text(trace: dict[str, Any]) -> str:
     """The waterfall as text: one line per span, indented as the tree, with a bar of 30 columns."""
     lines = []
     for row in waterfall_rows(trace):
-        left = round(float(row.left) * 0.3)
+        left = min(29, round(float(row.left) * 0.3))
         width = max(1, round(float(row.width) * 0.3))
         bar = (" " * left + "█" * width).ljust(30)[:30]
         label = f"{'  ' * row.depth}{row.name}"
