@@ -44,10 +44,12 @@ from .core import (
     FunctionCall,
     FunctionResponse,
     InvocationContext,
+    ModelPrice,
     Part,
     ReadonlyContext,
     RunConfig,
     Session,
+    Span,
     State,
     ToolContext,
     ToolOutcome,
@@ -65,6 +67,7 @@ from .models import (
     ThinkingConfig,
     resolve_model,
 )
+from .plugins import JsonlTraceExporter, Plugin, read_traces
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
@@ -137,6 +140,7 @@ __all__ = [
     "InMemoryMemoryService",
     "InMemorySessionService",
     "InvocationContext",
+    "JsonlTraceExporter",
     "Llm",
     "LlmAgent",
     "LlmAgentBuilder",
@@ -147,9 +151,12 @@ __all__ = [
     "MapAgent",
     "MemoryEntry",
     "MergedToolset",
+    "ModelPrice",
     "OpenAIModel",
+    "OpenTelemetryPlugin",
     "ParallelAgent",
     "Part",
+    "Plugin",
     "PostgresSessionService",
     "PrefixedToolset",
     "PythonCodeExecutor",
@@ -163,6 +170,7 @@ __all__ = [
     "SequentialAgent",
     "Session",
     "SimpleToolContext",
+    "Span",
     "SqliteSessionService",
     "State",
     "StatefulTool",
@@ -177,20 +185,23 @@ __all__ = [
     "Usage",
     "WebSearch",
     "exit_loop",
+    "read_traces",
     "resolve_model",
     "tool",
 ]
 
 
 def __getattr__(name: str) -> object:
-    # Provider models (GeminiModel, AnthropicModel, ...) and PostgresSessionService load on first use.
-    from . import models, sessions
+    # Provider models (GeminiModel, ...), PostgresSessionService and OpenTelemetryPlugin load on
+    # first use; see their packages' __init__.
+    from . import models, plugins, sessions
 
     if name == "PostgresSessionService":
         return sessions.PostgresSessionService
 
-    if name in models._LAZY:
-        value = getattr(models, name)
-        globals()[name] = value
-        return value
+    for package in (models, plugins):
+        if name in package._LAZY:
+            value = getattr(package, name)
+            globals()[name] = value
+            return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
 from types import AsyncGeneratorType
@@ -19,9 +19,12 @@ from ._deadline import within_time_limit
 from ._sync import run_sync
 from .core.content import Content, FunctionResponse, Part
 from .core.context import InvocationContext
+from .core.errors import AdkError
 from .core.events import Event, Usage, new_id
 from .core.run_config import RunConfig
 from .core.session import Session
+from .core.trace import ModelPrice, Span, total_up
+from .plugins.base import Plugin
 from .sessions.base import BaseSessionService, session_not_found
 from .sessions.in_memory import InMemorySessionService
 from .sessions.leases import run_marker
@@ -43,6 +46,7 @@ class RunResult:
     state: dict[str, Any]
     output: Any = None
     usage: Usage = field(default_factory=Usage)
+    trace: Span | None = None  # the run's span tree: run → agent → model / tool calls
 
     @classmethod
     def from_events(cls, events: list[Event], session_id: str, state: dict[str, Any], **fields: Any) -> Self:
@@ -108,13 +112,19 @@ class Runner:
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
         run_config: RunConfig | None = None,
+        plugins: Sequence[Plugin] = (),
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
+        """`plugins` apply to every agent of every run, in order; `prices` (per model string,
+        "openai:gpt-4o-mini" or "gpt-4o-mini") put the cost of each model call in the trace."""
         self.app_name = app_name
         self.agent = agent
         self.session_service = session_service or InMemorySessionService()
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.run_config = run_config or RunConfig()
+        self.plugins = _checked_plugins(plugins)
+        self.prices = dict(prices or {})
         self._active: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, _RunHandle]] = {}
 
     def run(
@@ -135,10 +145,11 @@ class Runner:
         `cancel()`. A stopped run releases its session and answers its open calls at once.
         """
         watch = _RunHandle()
-        stream = cast(_Events, self._run(user_id, session_id, content, run_config, state, watch))
+        trace = Span(name=f"run {self.agent.name}", kind="run", agent=self.agent.name, session_id=session_id)
+        stream = cast(_Events, self._run(user_id, session_id, content, run_config, state, watch, trace))
         watch.stream = weakref.ref(stream)  # weak: the stream holds the watch, and must stay collectable
         limit = (run_config or self.run_config).time_limit
-        return RunStream(stream if limit is None else cast(_Events, within_time_limit(stream, limit)))
+        return RunStream(stream if limit is None else cast(_Events, within_time_limit(stream, limit)), trace)
 
     async def _run(
         self,
@@ -148,6 +159,7 @@ class Runner:
         run_config: RunConfig | None,
         state: dict[str, Any] | None,
         watch: _RunHandle,
+        trace: Span,
     ) -> AsyncGenerator[Event, None]:
         config = run_config or self.run_config
         if isinstance(content, str):
@@ -158,7 +170,7 @@ class Runner:
             if not config.auto_create_session:
                 raise session_not_found(self.app_name, user_id, session_id)
             session = await service.create(app_name=self.app_name, user_id=user_id, session_id=session_id, state=state)
-        run_id = "e-" + new_id()
+        run_id = trace.invocation_id = "e-" + new_id()
         await _closes_in_flight()  # a run left early may still be giving this session back
         await service.begin_run(session, run_id)  # refuses a second run on this session
         key = (user_id, session.id)
@@ -178,6 +190,8 @@ class Runner:
                 invocation_id=run_id,
                 artifact_service=self.artifact_service,
                 memory_service=self.memory_service,
+                plugins=self.plugins,
+                span=trace,
             )
             # A run that died (kill -9, a crashed kernel) may have left calls without an answer.
             repaired = await _answer_dangling_calls(service, ctx, session, _INTERRUPTED, _any_event)
@@ -194,24 +208,34 @@ class Runner:
                         await service.append_event(session, event)
                     yield event
                     mark_live()  # the consumer may step this stream from a new task each time
-        except (asyncio.CancelledError, GeneratorExit):
+        except (asyncio.CancelledError, GeneratorExit) as exc:
+            trace.finish(exc)
             if ctx is not None:
                 # Answer this run's own calls, reading the session again: when this stream was
                 # abandoned and is only closed now, a later run may have answered them already.
                 await self._answer_own_calls(ctx, user_id, session.id, _CANCELLED)
             raise
         except BaseException as exc:  # a failure, or KeyboardInterrupt/SystemExit from a tool
+            trace.finish(exc)
             if ctx is not None:
                 with suppress(Exception):  # the error that ended the run is the one to report
                     await self._answer_own_calls(ctx, user_id, session.id, _ended_by(exc))
             raise
         finally:
+            trace.finish()
+            total_up(trace, self.prices)
             watch.follow(None)
             if self._active.get(key) is claim:
                 del self._active[key]
             await service.end_run(session, run_id)
             if ctx is not None:
                 ctx.clear_temp_state()
+                for plugin in self.plugins:  # the exporters: they see the finished trace
+                    if trace.failed:  # the error that ended the run is the one to report
+                        with suppress(Exception):
+                            await plugin.after_run_callback(ctx)
+                    else:
+                        await plugin.after_run_callback(ctx)
 
     async def _answer_own_calls(self, ctx: InvocationContext, user_id: str, session_id: str,
                                 response: dict[str, Any]) -> None:
@@ -259,11 +283,22 @@ class Runner:
                 if on_event is not None:
                     on_event(event)
         stored = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        return RunResult.from_events(events, session_id, dict(stored.state) if stored else {})
+        return RunResult.from_events(events, session_id, dict(stored.state) if stored else {}, trace=stream.trace)
 
     def run_sync(self, *, user_id: str, session_id: str | None, content: Content | str, **kwargs: Any) -> RunResult:
         """Blocking `run_to_result` for scripts (also safe inside a running kernel)."""
         return run_sync(self.run_to_result(user_id=user_id, session_id=session_id, content=content, **kwargs))
+
+
+def _checked_plugins(plugins: Sequence[Plugin]) -> tuple[Plugin, ...]:
+    wrong = [p for p in plugins if not isinstance(p, Plugin)]
+    if wrong:
+        raise AdkError.config(
+            f"plugins= takes Plugin instances, got {', '.join(type(p).__name__ for p in wrong)}: "
+            "subclass adk_notebook.Plugin and pass an instance.",
+            code="invalid_plugin",
+        )
+    return tuple(plugins)
 
 
 _Events = AsyncGeneratorType[Event, None]  # the run's own generator: it has ag_frame and ag_running
@@ -278,10 +313,11 @@ class RunStream(AsyncGenerator[Event, None]):
     its session claimed and the call it had just announced unanswered.
     """
 
-    __slots__ = ("_events",)
+    __slots__ = ("_events", "trace")
 
-    def __init__(self, events: _Events) -> None:
+    def __init__(self, events: _Events, trace: Span) -> None:
         self._events = events
+        self.trace = trace  # the run's span tree, growing while it runs
 
     def __aiter__(self) -> _Iteration:
         return _Iteration(self._events)

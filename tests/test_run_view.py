@@ -491,6 +491,8 @@ const summary = (root, model) => ({
   images: root.all().filter((e) => e.tag === "img").map((e) => e.src.slice(0, 40)),
   sent: model.sent,
   stopHidden: root.all().find((e) => e.tag === "button").hidden,
+  timeline: root.all().find((e) => e.className === "adk-rv-timeline")?.textContent ?? "",
+  bars: root.all().filter((e) => e.className.includes("adk-rv-tl-bar")).map((e) => e.style),
 });
 const out = { views: [], markdown: [] };
 for (const scenario of input.views) {
@@ -501,6 +503,7 @@ for (const scenario of input.views) {
   const snaps = [];
   for (const step of scenario.steps) {
     if (step.click) root.all().find((e) => e.tag === "button").fire("click");
+    else if (step.tab) root.all().find((e) => e.tag === "button" && e.textContent === step.tab).fire("click");
     else if (step.snap) snaps.push(summary(root, model));
     else if (step.library) model.widget_manager.release();
     else if (step.reply_sync) {

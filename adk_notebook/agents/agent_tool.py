@@ -66,7 +66,7 @@ class AgentTool(Tool):
         session = Session(
             parent.session.id, parent.session.app_name, parent.session.user_id, state
         )
-        child = replace(parent, session=session, user_content=request)
+        child = replace(parent, session=session, user_content=request, span=ctx.span)  # its trace nests under this call
         session.events.append(Event("user", request, child.invocation_id))
         answer: Any = None
         async with aclosing(self.agent.invoke(child)) as events:

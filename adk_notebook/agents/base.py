@@ -8,7 +8,7 @@ agent (its before/after-agent callbacks, its branch on its events) happens in on
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -19,10 +19,13 @@ from ..core.context import CallbackContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions
 from ..core.run_config import RunConfig
+from ..plugins.base import plugin_chain
 from .callbacks import Callback, CallbackChain
 
 if TYPE_CHECKING:
     from ..core.context import InvocationContext
+    from ..core.trace import ModelPrice
+    from ..plugins.base import Plugin
     from ..runner import RunResult
     from ..sessions.base import BaseSessionService
 
@@ -55,37 +58,39 @@ class Agent(ABC):
     def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Yield the events of one invocation; the runner stores each complete one before resuming."""
 
-    def invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    async def invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Run this agent in `ctx` (a parent's context is fine): callbacks, then its own steps.
 
         Before-agent callbacks may answer instead of the agent; after-agent callbacks may add a
-        last answer. Each event leaves marked with the branch it ran in.
+        last answer; the run's plugins' hooks come before the agent's own. Each event leaves
+        marked with the branch it ran in; the invocation is an agent span in the run's trace.
         """
-        if ctx.agent_name != self.name:
-            ctx = replace(ctx, agent_name=self.name)
-        if not (ctx.branch or self.before_agent_callback or self.after_agent_callback):
-            return self.run_invocation(
-                ctx
-            )  # nothing to add: each streamed chunk saves a hop
-        return self._invoke(ctx)
-
-    async def _invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        if self.before_agent_callback:
-            event = await self._agent_callback(self.before_agent_callback, ctx)
-            if event is not None:
-                yield event
-                if event.content is not None:  # it answered for the agent
-                    return
-        branch = ctx.branch
-        async with aclosing(self.run_invocation(ctx)) as events:
-            async for event in events:
-                if branch and not event.branch:
-                    event.branch = branch
-                yield event
-        if self.after_agent_callback:
-            event = await self._agent_callback(self.after_agent_callback, ctx)
-            if event is not None:
-                yield event
+        span = ctx.span.child(f"invoke_agent {self.name}", "agent", agent=self.name)
+        ctx = replace(ctx, agent_name=self.name, span=span)
+        try:
+            before = plugin_chain(ctx.plugins, "before_agent_callback", self.before_agent_callback)
+            if before:
+                event = await self._agent_callback(before, ctx)
+                if event is not None:
+                    yield event
+                    if event.content is not None:  # it answered for the agent
+                        span.finish()
+                        return
+            branch = ctx.branch
+            async with aclosing(self.run_invocation(ctx)) as events:
+                async for event in events:
+                    if branch and not event.branch:
+                        event.branch = branch
+                    yield event
+            after = plugin_chain(ctx.plugins, "after_agent_callback", self.after_agent_callback)
+            if after:
+                event = await self._agent_callback(after, ctx)
+                if event is not None:
+                    yield event
+        except BaseException as exc:
+            span.finish(exc)
+            raise
+        span.finish()
 
     async def _agent_callback(
         self, chain: CallbackChain, ctx: InvocationContext
@@ -163,17 +168,20 @@ class Agent(ABC):
         session_id: str | None = None,
         state: dict[str, Any] | None = None,
         session_service: BaseSessionService | None = None,
+        plugins: Sequence[Plugin] = (),
+        prices: Mapping[str, ModelPrice] | None = None,
         **run_options: Any,
     ) -> RunResult:
-        """Run one message to the end and return a `RunResult` (text, events, state, usage, output).
+        """Run one message to the end and return a `RunResult` (text, events, state, usage, output, trace).
 
         Without `session_id` each call is a new conversation in this agent's own in-memory
-        session service; pass the same `session_id` again to continue one.
+        session service; pass the same `session_id` again to continue one. `plugins` and
+        `prices` are the Runner's (see `Runner`).
         """
         from ..runner import Runner  # the runner sits above agents: imported when used
 
         service = session_service or self._default_sessions()
-        runner = Runner(app_name=self.name, agent=self, session_service=service)
+        runner = Runner(app_name=self.name, agent=self, session_service=service, plugins=plugins, prices=prices)
         return await runner.run_to_result(
             user_id=user_id,
             session_id=session_id,

@@ -54,6 +54,16 @@ class CallbackChain:
     def __bool__(self) -> bool:
         return bool(self._callbacks)
 
+    def __add__(self, other: CallbackChain) -> CallbackChain:
+        """This chain's callbacks, then `other`'s (a run's plugins before an agent's own)."""
+        if not other._callbacks:
+            return self
+        if not self._callbacks:
+            return other
+        joined = CallbackChain()
+        joined._callbacks = self._callbacks + other._callbacks
+        return joined
+
     async def __call__(self, *args: Any) -> Any:
         """Run the callbacks in order; return the first non-None result (None if all return None)."""
         for fn, capacity in self._callbacks:

@@ -35,6 +35,8 @@ from ..core.context import InvocationContext, ToolContext
 from ..core.errors import AdkError
 from ..core.events import Event, EventActions, ToolOutcome
 from ..core.state import State
+from ..core.trace import Span
+from ..plugins.base import plugin_chain
 from ..tools.base import Tool
 from ..tools.progress import ProgressChannel
 from ..tools.responses import FunctionResponseData
@@ -50,6 +52,7 @@ class _Result:
     response: dict[str, Any]
     outcome: ToolOutcome
     parts: list[Part] = field(default_factory=list)  # images or files the tool returned
+    error: BaseException | None = None  # what the tool (or a callback) raised, if anything
 
 
 class ToolDispatcher:
@@ -60,6 +63,11 @@ class ToolDispatcher:
         self.policy = policy
         self.tools = tools
         self.consecutive_failures: dict[str, int] = {}
+        # The run's plugins before the agent's own callbacks, joined once per invocation.
+        plugins = invocation.plugins
+        self.before_tool = plugin_chain(plugins, "before_tool_callback", policy.before_tool_callback)
+        self.after_tool = plugin_chain(plugins, "after_tool_callback", policy.after_tool_callback)
+        self.on_tool_error = plugin_chain(plugins, "on_tool_error", policy.on_tool_error)
 
     async def run(self, calls: list[FunctionCall]) -> AsyncIterator[Event]:
         """Yield progress events while the calls run, then one event with every response."""
@@ -119,6 +127,19 @@ class ToolDispatcher:
             await run(i)
 
     async def _run_call(self, call: FunctionCall, actions: EventActions, channel: ProgressChannel) -> _Result:
+        span = self.invocation.span.child(f"execute_tool {call.name}", "tool", agent=self.invocation.agent_name,
+                                          tool=call.name, call_id=call.id)
+        try:
+            result = await self._call(call, actions, channel, span)
+        except BaseException as exc:
+            span.finish(exc)
+            raise
+        if not result.outcome.success and span.error_type is None:
+            span.fail(_error_type(result), result.outcome.error)
+        span.finish()
+        return result
+
+    async def _call(self, call: FunctionCall, actions: EventActions, channel: ProgressChannel, span: Span) -> _Result:
         started = time.perf_counter()
         tool = self.tools.get(call.name)
         refusal = self._refusal(call, tool)
@@ -131,19 +152,22 @@ class ToolDispatcher:
             return _refused(call, {"error": f"Invalid arguments for tool {call.name!r}: {detail}", "code": "invalid_arguments"})
         state = _CallState(self.invocation.session.state, actions.state_delta)
         ctx = ToolContext(self.invocation, call.id or "", call.name, actions, channel, state=state)
+        ctx.span = span  # whatever runs inside the tool (an AgentTool's agent) records its spans under it
         try:
-            return await self._answer(call, tool, args, ctx, started)
+            result = await self._answer(call, tool, args, ctx, started)
         finally:  # answered: a thread left running writes nowhere from now on
             state.open = False
             ctx.progress_channel = None
             ctx.actions = EventActions()
+        if result.error is not None:
+            span.fail(type(result.error).__name__, result.outcome.error)
+        return result
 
     async def _answer(self, call: FunctionCall, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float) -> _Result:
-        policy = self.policy
         error: BaseException | None = None
         attempt = 1
         parts: list[Part] = []
-        response, failed = await _hook(policy.before_tool_callback, ctx, tool, args)
+        response, failed = await _hook(self.before_tool, ctx, tool, args)
         if failed is not None:  # on_tool_error is for the tool's own failures, not this one
             response, error = _hook_failed("before_tool_callback", tool.name, failed, "the tool did not run"), failed
         elif response is None:
@@ -152,7 +176,7 @@ class ToolDispatcher:
                 self.consecutive_failures[tool.name] = 0
             else:
                 self.consecutive_failures[tool.name] = self.consecutive_failures.get(tool.name, 0) + 1
-                fallback, failed = await _hook(policy.on_tool_error, ctx, tool, args, error)
+                fallback, failed = await _hook(self.on_tool_error, ctx, tool, args, error)
                 if isinstance(fallback, dict):
                     response = fallback
                 else:
@@ -163,13 +187,14 @@ class ToolDispatcher:
                               None if error is None else _describe(error), attempt,
                               None if error is None else user_traceback(error))
         ctx.tool_outcome = outcome
-        replaced, failed = await _hook(policy.after_tool_callback, ctx, tool, args, response)
+        replaced, failed = await _hook(self.after_tool, ctx, tool, args, response)
         if failed is not None:  # the callback may have been meant to filter the result: withhold it
             response = _hook_failed("after_tool_callback", tool.name, failed, "the tool's result is withheld")
             outcome = replace(outcome, success=False, error=response["error"])
+            error = failed
         elif isinstance(replaced, dict):
             response = replaced
-        return _Result(response, outcome, parts)
+        return _Result(response, outcome, parts, error)
 
     async def _execute(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext
@@ -345,3 +370,9 @@ def _error_response(tool_name: str, error: BaseException) -> dict[str, Any]:
     if isinstance(error, AdkError):
         return error.to_dict()
     return {"error": f"Tool {tool_name!r} failed: {_describe(error)}", "code": "tool_exception"}
+
+
+def _error_type(result: _Result) -> str:
+    """What failed, for the trace: the response's code ("unknown_tool") when the call never ran."""
+    code = result.response.get("code")
+    return code if isinstance(code, str) else "ToolError"

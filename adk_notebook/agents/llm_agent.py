@@ -26,6 +26,7 @@ from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
 from ..models.base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
 from ..models.registry import model_id, resolve_model
+from ..plugins.base import plugin_chain
 from ..tools.base import Tool, Toolset
 from ..tools.builtin import BuiltinTool
 from ..tools.function import FunctionTool
@@ -191,6 +192,10 @@ class LlmAgent(Agent):
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))
         dispatcher = ToolDispatcher(ctx, self.tool_policy, tools)
+        before_model = plugin_chain(ctx.plugins, "before_model_callback", self.before_model_callback)
+        after_model = plugin_chain(ctx.plugins, "after_model_callback", self.after_model_callback)
+        answered_by = ctx.span.model = model_id(model)
+        chat = "chat " + answered_by.rpartition(":")[2]  # the span's name: the model without its provider
         limit = self._model_call_limit(ctx)
         schema_retries = 0
         for _ in range(limit):
@@ -200,20 +205,28 @@ class LlmAgent(Agent):
             request = await self.build_request(ctx, tools, model_name=model.name)
             # 2. model: its answer, streamed as partial events, then complete
             cb_ctx = CallbackContext(ctx)
-            response = await self.before_model_callback(cb_ctx, request) if self.before_model_callback else None
-            if response is None:
-                chunk, name, invocation_id = Event.chunk, self.name, ctx.invocation_id  # locals: once per chunk
-                mend = chunk_mender()  # an emoji split across two chunks: its halves meet
-                async for response in model.generate_content(request, stream=ctx.run_config.streaming):
-                    if response.partial:
-                        yield chunk(name, mend(response.content), invocation_id)
-                if response is None or response.partial:
-                    raise AdkError.model(f"Model {model.name!r} ended its answer without a complete response.",
-                                         code="no_response", category="unavailable")
-            if self.after_model_callback:
-                response = await self.after_model_callback(cb_ctx, response) or response
+            span = ctx.span.child(chat, "model", agent=self.name, model=answered_by)
+            try:
+                response = await before_model(cb_ctx, request) if before_model else None
+                if response is None:
+                    chunk, name, invocation_id = Event.chunk, self.name, ctx.invocation_id  # locals: once per chunk
+                    mend = chunk_mender()  # an emoji split across two chunks: its halves meet
+                    async for response in model.generate_content(request, stream=ctx.run_config.streaming):
+                        if response.partial:
+                            yield chunk(name, mend(response.content), invocation_id)
+                    if response is None or response.partial:
+                        raise AdkError.model(f"Model {model.name!r} ended its answer without a complete response.",
+                                             code="no_response", category="unavailable")
+                if after_model:
+                    response = await after_model(cb_ctx, response) or response
+            except BaseException as exc:
+                span.finish(exc)
+                raise
+            if response.usage is not None:
+                span.input_tokens, span.output_tokens = response.usage.input_tokens, response.usage.output_tokens
+            span.finish()
             event = self._model_event(ctx, response, cb_ctx.actions, tools)
-            event.metadata["model"] = model_id(model)  # who answered: RunResult.model, the widget's header
+            event.metadata["model"] = answered_by  # who answered: RunResult.model, the widget's header
             # 3. tools: run the calls, then the next turn sees their responses
             calls = event.function_calls()
             if calls:

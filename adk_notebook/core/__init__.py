@@ -7,6 +7,7 @@ from .events import Event, EventActions, ToolOutcome, ToolProgress, Usage
 from .run_config import RunConfig
 from .session import Session
 from .state import State
+from .trace import ModelPrice, Span
 
 __all__ = [
     "AdkError",
@@ -20,10 +21,12 @@ __all__ = [
     "FunctionCall",
     "FunctionResponse",
     "InvocationContext",
+    "ModelPrice",
     "Part",
     "ReadonlyContext",
     "RunConfig",
     "Session",
+    "Span",
     "State",
     "ToolContext",
     "ToolOutcome",

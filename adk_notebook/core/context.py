@@ -22,10 +22,12 @@ from .events import Event, EventActions, ToolOutcome, new_id
 from .run_config import RunConfig
 from .session import Session
 from .state import TEMP_PREFIX, State
+from .trace import Span
 
 if TYPE_CHECKING:
     from ..artifacts import BaseArtifactService
     from ..memory import BaseMemoryService
+    from ..plugins.base import Plugin
 
 __all__ = ["COMPLETED", "CallbackContext", "InvocationContext", "ReadonlyContext", "ToolContext"]
 
@@ -57,6 +59,9 @@ class InvocationContext:
             outside any.
         artifact_service: Where artifacts are kept (None: the run has none).
         memory_service: The long-term memory tools search (None: an empty memory).
+        plugins: The run's plugins, applied to every agent (see `plugins/base.py`).
+        span: Where the running step records itself in the run's trace: the running agent's
+            span while it runs (its model and tool calls open spans inside it).
     """
 
     session: Session
@@ -67,6 +72,8 @@ class InvocationContext:
     branch: str = ""
     artifact_service: BaseArtifactService | None = None
     memory_service: BaseMemoryService | None = None
+    plugins: tuple[Plugin, ...] = ()
+    span: Span = field(default_factory=lambda: Span(name="detached", kind="run"))
     ended: bool = False
 
     @property
@@ -190,7 +197,7 @@ class CallbackContext(ReadonlyContext):
 class ToolContext(CallbackContext):
     """What a running tool gets: the call it answers, state, actions and memory."""
 
-    __slots__ = ("function_call_id", "tool_name", "tool_outcome", "progress_channel")
+    __slots__ = ("function_call_id", "tool_name", "tool_outcome", "progress_channel", "span")
 
     def __init__(
         self,
@@ -208,6 +215,7 @@ class ToolContext(CallbackContext):
         self.tool_name = tool_name
         self.tool_outcome: ToolOutcome | None = None  # set for after-tool callbacks
         self.progress_channel = progress_channel
+        self.span = invocation.span  # this call's span in the run's trace, set by the dispatcher
 
     @property
     def invocation(self) -> InvocationContext:

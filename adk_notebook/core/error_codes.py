@@ -95,6 +95,15 @@ class ErrorCode(StrEnum):
         "invalid_callback_result",
         "An agent callback returned something other than Content, str or None. Return one of those.",
     )
+    INVALID_PLUGIN = (
+        "invalid_plugin",
+        "Something in plugins= is not a Plugin. Pass instances of Plugin subclasses (OpenTelemetryPlugin(), ...).",
+    )
+    INVALID_TRACE_FILE = (
+        "invalid_trace_file",
+        "A line of a trace file is not a trace JSONL record (the message names the line). "
+        "Read files JsonlTraceExporter wrote, or remove the broken line.",
+    )
     INVALID_STRATEGY = (
         "invalid_strategy",
         "tool_execution_strategy is not SEQUENTIAL, PARALLEL or AUTO. Pass a ToolExecutionStrategy.",

@@ -201,7 +201,8 @@ async def drive(plan: ChatPlan, emit: Callable[[Event], None]) -> ChatResult:
                                             content=Content.user(plan.message), on_event=emit)
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Stopped(exc) from None
-    return ChatResult.from_events(result.events, result.session_id, result.state, agent_name=plan.agent.name)
+    return ChatResult.from_events(result.events, result.session_id, result.state, agent_name=plan.agent.name,
+                                  trace=result.trace)
 
 
 class _Cancel:

@@ -181,11 +181,19 @@ class AdkMagics(Magics):
         In a notebook the cell becomes a top-level await on the kernel loop; called without that
         rewrite, the run goes on a worker thread.
         """
-        return kernel.run_chat_blocking(self.plan_chat(line, cell), self.workspace.view_factory)
+        return self._remember(kernel.run_chat_blocking(self.plan_chat(line, cell), self.workspace.view_factory))
 
     async def chat_async(self, line: str, cell: str | None = None) -> ChatResult | None:
         """What `await __adk_chat__(...)` runs: the same chat, on the running loop."""
-        return await kernel.run_chat(self.plan_chat(line, cell), self.workspace.view_factory)
+        return self._remember(await kernel.run_chat(self.plan_chat(line, cell), self.workspace.view_factory))
+
+    def _remember(self, result: ChatResult | None) -> ChatResult | None:
+        """Keep an agent's last run for `%adk trace` (the latest last)."""
+        if result is not None:
+            runs = self.workspace.last_runs
+            runs.pop(result.agent_name, None)
+            runs[result.agent_name] = result
+        return result
 
     def plan_chat(self, line: str, cell: str | None) -> ChatPlan:
         if cell is None:
@@ -220,11 +228,16 @@ class AdkMagics(Magics):
         %adk tools | agents | sessions [--use VAR|URL] | state AGENT [--session ID] | schema TOOL
         %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
         %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
+        %adk trace [AGENT] [--file PATH] [--run N]
         """
         if line.split(maxsplit=1)[:1] == ["eval"]:  # its own parser; the evaluation package loads on first use
             from .eval_command import eval_command
 
             return eval_command(self.workspace, line.strip()[len("eval") :])
+        if line.split(maxsplit=1)[:1] == ["trace"]:  # its own parser, as eval
+            from .trace_command import trace_command
+
+            return trace_command(self.workspace, line.strip()[len("trace") :])
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
         needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL"}

@@ -365,8 +365,9 @@ def _footer(state: dict[str, Any]) -> str:
     return " · ".join(bits)
 
 
-def state_html(state: dict[str, Any]) -> str:
-    """A run's state (`Transcript.state()`) as self-contained, escaped HTML."""
+def state_html(state: dict[str, Any], *, after: str = "") -> str:
+    """A run's state (`Transcript.state()`) as self-contained, escaped HTML; `after` (HTML made
+    here, such as the waterfall.py timeline) closes the run's box."""
     model = state.get("model")
     who = f'<code class="adk-model" style="{_MONO};font-size:12px;{_MUTED}">{escape(model)}</code>' if model else ""
     head = (f'<div style="display:flex;gap:8px;align-items:center;margin-bottom:4px">'
@@ -382,6 +383,7 @@ def state_html(state: dict[str, Any]) -> str:
     parts.extend(_item_html(item) for item in state.get("items") or ())
     if state.get("error"):
         parts.append(f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>')
+    parts.append(after)
     parts.append("</div>")
     return "".join(parts)
 

@@ -80,6 +80,7 @@ class Workspace:
         self.view_factory: Callable[..., kernel.View] = default_view_factory
         self.mcp = McpServers()  # %%mcp: one McpToolset per server name
         self.noticed: set[str] = set()  # models whose one-line notice (a tiny demo model) was shown
+        self.last_runs: dict[str, kernel.ChatResult] = {}  # agent -> its last run, latest last (%adk trace)
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -397,6 +398,7 @@ class Workspace:
         self.tools.clear()
         self.agents.clear()
         self.current.clear()
+        self.last_runs.clear()
         self.users = {DEFAULT_USER}
         self.session_service = session_service_from_env()
         self.default_model = "auto"

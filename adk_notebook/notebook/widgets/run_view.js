@@ -49,7 +49,7 @@ function clean(value) {
  * @typedef {{v: number, seq?: number, agent: string, prompt: string | null, session_id: string | null,
  *   model?: string | null, notice?: string | null,
  *   status: string, error: string | null, started_at: number, elapsed: number | null,
- *   usage: UsageJson | null, items: Item[]}} RunState
+ *   usage: UsageJson | null, items: Item[], trace?: Span}} RunState
  * @typedef {{data: Item, node: HTMLElement, text?: Text, log?: HTMLElement, logNote?: HTMLElement}} Rec
  */
 
@@ -295,6 +295,95 @@ function parseHtml(html) {
   return out;
 }
 
+// -- the timeline: the run's spans as a waterfall (waterfall.py draws the same rows) -------------
+const SPAN_ICONS = { run: "▶", agent: "🤖", model: "💬", tool: "🔧" };
+
+/**
+ * @typedef {{name: string, kind: string, start: number, duration: number | null, agent?: string,
+ *   model?: string, tool?: string, input_tokens?: number, output_tokens?: number, cost?: number,
+ *   error_type?: string, error_message?: string, children: Span[]}} Span as core/trace.py Span.to_dict()
+ * @typedef {{depth: number, kind: string, name: string, left: string, width: string, meta: string,
+ *   error: string | null}} SpanRow
+ */
+
+/** @type {{[kind: string]: "agent" | "model" | "tool"}} */
+const SPAN_LABELS = { run: "agent", agent: "agent", model: "model", tool: "tool" };
+
+/** @param {Span} span @returns {string} the agent, the model or the tool, else its name (waterfall.py _label) */
+function spanLabel(span) {
+  const key = SPAN_LABELS[span.kind];
+  return String((key ? span[key] : null) || span.name || "");
+}
+
+/** @param {Span} span @returns {string} latency, tokens and cost, as waterfall.py _meta */
+function fmtSpanMeta(span) {
+  const bits = [span.duration == null ? "running…" : fmtDuration(span.duration)];
+  if (span.input_tokens != null || span.output_tokens != null) {
+    bits.push(`${fmtCount(span.input_tokens || 0)} in · ${fmtCount(span.output_tokens || 0)} out`);
+  }
+  if (span.cost != null) bits.push(`$${Number(span.cost).toFixed(4)}`);
+  return bits.join(" · ");
+}
+
+/**
+ * @param {Span} trace the run's span tree
+ * @returns {SpanRow[]} parents before children, bars as percentages of the run's time (waterfall.py waterfall_rows)
+ */
+function timelineRows(trace) {
+  /** @type {[number, Span][]} */
+  const spans = [];
+  /** @param {Span} span @param {number} depth */
+  const walk = (span, depth) => {
+    spans.push([depth, span]);
+    for (const child of span.children || []) walk(child, depth + 1);
+  };
+  walk(trace, 0);
+  const t0 = trace.start;
+  const end = Math.max(...spans.map(([, s]) => s.start + (s.duration || 0.0)));
+  const total = end > t0 ? end - t0 : 1.0;
+  return spans.map(([depth, span]) => {
+    const length = span.duration == null ? end - span.start : span.duration;
+    const error = span.error_message || span.error_type;
+    return {
+      depth,
+      kind: String(span.kind || ""),
+      name: spanLabel(span),
+      left: Math.max(0.0, ((span.start - t0) / total) * 100).toFixed(2),
+      width: Math.max(0.0, (length / total) * 100).toFixed(2),
+      meta: fmtSpanMeta(span),
+      error: error ? String(error) : null,
+    };
+  });
+}
+
+/** @param {Span} trace @param {number[]} path child indices from the root @returns {Span | undefined} */
+function spanAt(trace, path) {
+  /** @type {Span | undefined} */
+  let span = trace;
+  for (const index of path) span = span && span.children ? span.children[index] : undefined;
+  return span;
+}
+
+/** @param {SpanRow[]} rows @returns {HTMLElement[]} the waterfall's cells, three a row (and an error line) */
+function timelineCells(rows) {
+  const cells = [];
+  for (const row of rows) {
+    const label = h("div", "adk-rv-tl-name", `${SPAN_ICONS[/** @type {keyof SPAN_ICONS} */ (row.kind)] || "•"} ${row.name}`);
+    label.setAttribute("style", `padding-left:${row.depth * 14}px`);
+    const track = h("div", "adk-rv-tl-track");
+    const bar = h("div", `adk-rv-tl-bar adk-rv-tl-${row.kind}${row.error ? " adk-rv-tl-error" : ""}`);
+    bar.setAttribute("style", `left:${row.left}%;width:${row.width}%`);
+    track.append(bar);
+    cells.push(label, track, h("div", "adk-rv-tl-meta", row.meta));
+    if (row.error) {
+      const error = h("div", "adk-rv-tl-err", `⚠ ${row.error}`);
+      error.setAttribute("style", `padding-left:${row.depth * 14 + 18}px`);
+      cells.push(error);
+    }
+  }
+  return cells;
+}
+
 // -- the view -----------------------------------------------------------------------------------
 class RunDom {
   /**
@@ -329,8 +418,9 @@ class RunDom {
     this.notice = h("div", "adk-rv-notice adk-rv-muted adk-rv-small");
     this.prompt = h("div", "adk-rv-prompt");
     this.body = h("div", "adk-rv-body");
+    this.makeTimeline();
     this.error = h("div", "adk-rv-error");
-    root.replaceChildren(this.head, this.notice, this.prompt, this.body, this.error);
+    root.replaceChildren(this.head, this.notice, this.prompt, this.tabs, this.body, this.timeline, this.error);
     this.clock = setInterval(() => this.status === "running" && this.renderHead(), 1000); // the elapsed time
   }
 
@@ -347,6 +437,7 @@ class RunDom {
     this.body.replaceChildren();
     for (const item of state.items || []) this.addItem({ ...item });
     this.renderHead();
+    this.renderTimeline();
   }
 
   /** @param {any[]} ops apply one delta */
@@ -383,11 +474,16 @@ class RunDom {
         case "s":
           Object.assign(this.state, op[1]);
           break;
+        case "span":
+        case "span_u":
+          this.applySpan(op);
+          break;
         default:
           break;
       }
     }
     this.renderHead();
+    this.renderTimeline();
   }
 
   renderHead() {
@@ -525,6 +621,45 @@ class RunDom {
       details.append(h("summary", "adk-rv-muted adk-rv-small", "citations"), list);
       node.append(details);
     }
+  }
+
+  makeTimeline() {
+    this.tabs = h("div", "adk-rv-tabs");
+    /** @type {HTMLButtonElement[]} */
+    this.tabButtons = ["Transcript", "Timeline"].map((name) => {
+      const button = /** @type {HTMLButtonElement} */ (h("button", "adk-rv-tab", name));
+      button.type = "button";
+      button.addEventListener("click", () => this.showTab(name));
+      return button;
+    });
+    this.tabs.append(...this.tabButtons);
+    this.timeline = h("div", "adk-rv-timeline");
+    this.tab = "Transcript";
+    this.showTab(this.tab);
+  }
+
+  /** @param {string} name "Transcript" or "Timeline" */
+  showTab(name) {
+    this.tab = name;
+    this.body.hidden = name !== "Transcript";
+    this.timeline.hidden = name !== "Timeline";
+    for (const button of this.tabButtons) button.classList.toggle("adk-rv-tab-on", button.textContent === name);
+  }
+
+  /** @param {any[]} op ["span", path, span] a span added under the one at path; ["span_u", path, fields] */
+  applySpan(op) {
+    const trace = this.state && this.state.trace;
+    const span = trace && Array.isArray(op[1]) ? spanAt(trace, op[1]) : undefined;
+    if (!span) return;
+    if (op[0] === "span") (span.children ||= []).push(op[2]);
+    else Object.assign(span, op[2]);
+  }
+
+  /** the Timeline tab: the waterfall of the spans so far; the tabs show once there is a span */
+  renderTimeline() {
+    const trace = this.state && this.state.trace;
+    this.tabs.hidden = !trace;
+    this.timeline.replaceChildren(...(trace ? timelineCells(timelineRows(trace)) : []));
   }
 
   /** @param {(text: string) => string} markdown draw finished turns with it, those shown already too */

@@ -41,8 +41,10 @@ from ipywidgets import widget_serialization
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
-from ..render import state_html, state_text
-from ..transcript import Transcript
+from ..render import state_text
+from ..timeline import LiveTrace
+from ..transcript import Transcript, _clean
+from ..waterfall import run_html
 from .markdown_library import MarkdownLibrary, markdown_library
 
 __all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
@@ -90,6 +92,7 @@ class RunView:
                  notice: str | None = None) -> None:
         self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True,
                                       model=model, notice=notice)
+        self._trace = LiveTrace(agent_name)  # the Timeline view, filled as events arrive
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
         self._last_flush = float("-inf")  # nothing sent yet: the first delta goes at once
@@ -134,7 +137,9 @@ class RunView:
         self._events += 1
         transcript = self._transcript
         transcript.add(event)
-        if transcript.pending():
+        if not event.partial:
+            self._trace.add(event)
+        if transcript.pending() or self._trace.pending():
             now = self._clock()
             if now - self._last_flush >= FLUSH_INTERVAL:
                 self._flush(now)
@@ -145,7 +150,7 @@ class RunView:
         """Send pending deltas if FLUSH_INTERVAL has passed. For callers that wait on something
         other than this loop between events (a queue fed by a worker thread, say): call it when
         the wait times out, so the last lines show while a tool runs."""
-        if self._status == "running" and self._transcript.pending():
+        if self._status == "running" and self._pending():
             now = self._clock()
             if now - self._last_flush >= FLUSH_INTERVAL:
                 self._flush(now)
@@ -168,6 +173,7 @@ class RunView:
         if result is not None and self._events == 0:  # the caller fed no events: use the result's
             for event in result.events:
                 transcript.add(event)
+                self._trace.add(event)
         status = "cancelled" if cancelled else "error" if error is not None else "done"
         transcript.finish(
             status=status,
@@ -175,12 +181,16 @@ class RunView:
             elapsed=self._clock() - self._started,
             usage=result.usage if result is not None else None,
         )
+        self._trace.finish(transcript.elapsed, transcript.error)
+        if result is not None and result.trace is not None:  # the runner's own spans win
+            self._trace.root = result.trace.to_dict()
         transcript.take_ops()  # the trait below carries all of it; pending deltas would be redundant
+        self._trace.take_ops()
         self._status = status
         state = self._state()
         self.widget.state = state
         if self._shown:
-            _publish({"text/html": state_html(state), "text/plain": state_text(state)}, self._display_id, update=True)
+            _publish({"text/html": run_html(state), "text/plain": state_text(state)}, self._display_id, update=True)
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call `callback()` when the user presses Stop (the button shows only while running)."""
@@ -190,6 +200,8 @@ class RunView:
     def _state(self) -> dict[str, Any]:
         state = self._transcript.state()
         state["seq"] = self._seq
+        if self._trace.root is not None:
+            state["trace"] = _clean(self._trace.root)
         return state
 
     def _bundle(self, text: str) -> dict[str, Any]:
@@ -204,10 +216,13 @@ class RunView:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        ops = self._transcript.take_ops()
+        ops = self._transcript.take_ops() + self._trace.take_ops()
         if ops:
             self._seq += 1
             self.widget.send({"type": "delta", "seq": self._seq, "ops": ops})
+
+    def _pending(self) -> bool:
+        return self._transcript.pending() or self._trace.pending()
 
     def _schedule(self, delay: float) -> None:
         self._armed = True
@@ -220,7 +235,7 @@ class RunView:
     def _on_timer(self) -> None:
         self._timer = None
         self._armed = False
-        if self._status == "running" and self._transcript.pending():
+        if self._status == "running" and self._pending():
             self._flush(self._clock())
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
