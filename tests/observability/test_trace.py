@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -147,7 +148,7 @@ async def test_model_and_tool_spans_carry_tokens_ids_and_errors_in_the_order_the
     for parent in root.walk():
         for child in parent.children:
             assert parent.start <= child.start and child.end <= parent.end + 1e-6  # type: ignore[operator]
-        for before, after in zip(parent.children, parent.children[1:]):
+        for before, after in pairwise(parent.children):
             assert before.end <= after.start + 1e-6  # type: ignore[operator]
 
 
