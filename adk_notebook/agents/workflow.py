@@ -107,9 +107,8 @@ class LoopAgent(_Workflow):
                             and event.actions.escalate
                             and _ENDED_LOOP not in event.metadata
                         ):
-                            event.metadata[_ENDED_LOOP] = (
-                                self.name
-                            )  # this loop takes it; outer ones do not
+                            # this loop takes it; outer ones do not
+                            event.metadata[_ENDED_LOOP] = self.name
                             escalated = True
                         yield event
                 if escalated:
@@ -205,14 +204,17 @@ class MapAgent(Agent):
             for i, item in enumerate(items)
         ]
         answers: dict[str, Any] = {}
+        depth = len(branches[0][1].branch.split(".")) if branches else 0
         async with aclosing(run_concurrently(branches, self.max_concurrency)) as events:
             async for event in events:
                 if (
                     not event.partial
-                    and event.author == self.sub_agent.name
+                    and event.content is not None
                     and event.is_final_response()
                 ):
-                    answers[event.branch] = (
+                    # the item's branch, also for answers from deeper inside a workflow sub-agent
+                    item_branch = ".".join(event.branch.split(".")[:depth])
+                    answers[item_branch] = (
                         event.output if event.output is not None else event.text
                     )
                 yield event
