@@ -19,7 +19,8 @@ import re
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,6 @@ from peers.venvs import Peer, log, run, run_peer
 
 LOOP_TARGET = 5.0  # the faster peer's time / ours
 TRACE_BUDGET = 0.10  # the trace tree's share of our per-invocation time
-REPEATS = 3  # timings of each of our variants, interleaved
 IMPORT_TARGET_MS = 150.0
 ANSWER = "It is sunny in Tokyo."
 PEERS = [
@@ -54,11 +54,10 @@ def time_peer(peer: Peer, n: int) -> Result | None:
     return Result(**data) if data is not None else None
 
 
-def ours(n: int, variant: str = "") -> Result:
-    """Time adk_notebook's loop in this interpreter, through its public API.
-
-    `variant`: "" as shipped, "untraced" with no-op spans, "otel" with an OpenTelemetryPlugin.
-    """
+def ours(n: int) -> list[Result]:
+    """Time adk_notebook's loop in this interpreter, through its public API: as shipped, with
+    no-op spans (rounds alternating with the shipped ones, so both meet the same noise), and
+    with an OpenTelemetryPlugin."""
     import adk_notebook
     from adk_notebook import (
         Content,
@@ -90,27 +89,72 @@ def ours(n: int, variant: str = "") -> Result:
         name="weather", model=FunctionModel(respond), instruction="You help with weather.", tools=[get_weather]
     )
     sessions = InMemorySessionService()
-    plugins = [_otel_plugin()] if variant == "otel" else []
-    runner = Runner(app_name="bench", agent=agent, session_service=sessions, plugins=plugins)
 
-    async def invoke() -> None:
-        session = await sessions.create(app_name="bench", user_id="u1")
-        final = ""
-        async for event in runner.run(user_id="u1", session_id=session.id, content=Content.user("Weather in Tokyo?")):
-            if event.is_final_response():
-                final = event.text
-        assert final == ANSWER, final
+    def invoker(runner: Runner) -> Callable[[], Awaitable[None]]:
+        async def invoke() -> None:
+            session = await sessions.create(app_name="bench", user_id="u1")
+            final = ""
+            content = Content.user("Weather in Tokyo?")
+            async for event in runner.run(user_id="u1", session_id=session.id, content=content):
+                if event.is_final_response():
+                    final = event.text
+            assert final == ANSWER, final
 
-    async def measure() -> float:
+        return invoke
+
+    invoke = invoker(Runner(app_name="bench", agent=agent, session_service=sessions))
+    with_otel = invoker(Runner(app_name="bench", agent=agent, session_service=sessions, plugins=[_otel_plugin()]))
+
+    async def measure() -> tuple[float, float, float]:
         await invoke()
         assert tool_calls == 1, tool_calls
-        return await per_invocation(invoke, n)
+        traced, untraced = await _alternating(invoke, n)
+        return traced, untraced, await per_invocation(with_otel, n)
 
-    name = "adk_notebook" + (f"+{variant}" if variant else "")
-    log(f"[{name}] timing {ROUNDS} rounds of {n} invocations...")
-    with _spans_off(variant == "untraced"):
-        seconds = asyncio.run(measure())
-    return Result(name, adk_notebook.__version__, seconds, n)
+    log(f"[adk_notebook] timing {ROUNDS} rounds of {n} invocations, traced and untraced, then with OpenTelemetry...")
+    traced, untraced, otel = asyncio.run(measure())
+    version = adk_notebook.__version__
+    return [Result("adk_notebook", version, traced, n), Result("adk_notebook+otel", version, otel, n),
+            Result("adk_notebook+untraced", version, untraced, n)]
+
+
+async def _alternating(invoke: Callable[[], Awaitable[None]], n: int) -> tuple[float, float]:
+    """Median seconds per invocation with the trace tree on and with it off, in alternate rounds."""
+    for _ in range(max(50, n // 10)):
+        await invoke()
+    rounds: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(2 * ROUNDS):
+        for off in (False, True):
+            with _spans_off(off):
+                start = time.perf_counter()
+                for _ in range(n):
+                    await invoke()
+                rounds[off].append((time.perf_counter() - start) / n)
+    return statistics.median(rounds[False]), statistics.median(rounds[True])
+
+
+def tree_cost(n: int = 20_000) -> float:
+    """Seconds to record the workload's trace tree alone (run, agent, two model calls, a tool
+    call; tokens summed at the end): the figure the alternating rounds should agree with."""
+    from adk_notebook.core.trace import Span, total_up
+
+    def record() -> None:
+        run = Span(name="run weather", kind="run", agent="weather")
+        agent = run.child("invoke_agent weather", "agent", agent="weather")
+        for step in ("model", "tool", "model"):
+            span = agent.child("chat m" if step == "model" else "execute_tool get_weather", step, agent="weather")  # type: ignore[arg-type]
+            span.finish()
+        agent.finish()
+        run.finish()
+        total_up(run)
+
+    samples = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        for _ in range(n):
+            record()
+        samples.append((time.perf_counter() - start) / n)
+    return statistics.median(samples)
 
 
 @contextmanager
@@ -185,8 +229,11 @@ def print_table(results: list[Result]) -> None:
     if base.framework == "adk_notebook" and untraced is not None:
         share = (base.per_invocation_s - untraced.per_invocation_s) / base.per_invocation_s
         verdict = "met" if share < TRACE_BUDGET else "MISSED"
-        print(f"trace tree: {share:.1%} of our per-invocation time "
-              f"(+{(base.per_invocation_s - untraced.per_invocation_s) * 1e6:.1f} µs; target < {TRACE_BUDGET:.0%}: {verdict})")
+        print(f"trace tree, on minus off: {share:.1%} of our per-invocation time "
+              f"({(base.per_invocation_s - untraced.per_invocation_s) * 1e6:+.1f} µs; target < {TRACE_BUDGET:.0%}: {verdict})")
+        alone = tree_cost()
+        print(f"trace tree alone: {alone * 1e6:.1f} µs per invocation, "
+              f"{alone / base.per_invocation_s:.1%} of our per-invocation time")
 
 
 def main() -> None:
@@ -197,11 +244,7 @@ def main() -> None:
 
     results: list[Result] = []
     try:
-        # Interleaved and repeated, the best of each kept: the trace tree's few µs must stand out
-        # of a shared machine's noise.
-        timed = [ours(args.n, variant) for _ in range(REPEATS) for variant in ("", "untraced", "otel")]
-        results += [min((r for r in timed if r.framework == name), key=lambda r: r.per_invocation_s)
-                    for name in dict.fromkeys(r.framework for r in timed)]
+        results += ours(args.n)
     except Exception as exc:  # noqa: BLE001  # a broken workload of ours must not hide the peers' figures
         log(f"[adk_notebook] skipped: {type(exc).__name__}: {exc}")
     if not args.skip_peers:
