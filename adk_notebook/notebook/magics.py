@@ -197,9 +197,10 @@ class AdkMagics(Magics):
 
     @magic_arguments()
     @argument("command", nargs="?",
-              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp"],
+              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp",
+                       "graph"],
               help="What to show (default: tools and agents).")
-    @argument("target", nargs="?", help="The AGENT (state, request), TOOL (schema), model STRING (model) or MCP "
+    @argument("target", nargs="?", help="The AGENT (state, request, graph), TOOL (schema), model STRING (model) or MCP "
               "server (mcp).")
     @argument("--session", metavar="ID", help="state/request: the session (default: the agent's current one).")
     @argument("--user", metavar="U", help="state/request: the user id.")
@@ -207,6 +208,7 @@ class AdkMagics(Magics):
     @argument("--provider", choices=["openai", "gemini", "anthropic", "all"],
               help="request: the provider wire format(s) to show (default: the agent's model's, else all).")
     @argument("--use", metavar="VAR", help="sessions: keep chat sessions in this session service from now on.")
+    @argument("--mermaid", action="store_true", help="graph: print Mermaid flowchart text instead of drawing SVG.")
     @no_var_expand
     @line_magic
     def adk(self, line: str) -> Display | EvalReport:
@@ -214,6 +216,7 @@ class AdkMagics(Magics):
 
         %adk tools | agents | sessions [--use VAR] | state AGENT [--session ID] | schema TOOL
         %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
+        %adk graph AGENT [--mermaid]
         %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
         """
         if line.split(maxsplit=1)[:1] == ["eval"]:  # its own parser; the evaluation package loads on first use
@@ -222,7 +225,7 @@ class AdkMagics(Magics):
             return eval_command(self.workspace, line.strip()[len("eval") :])
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
-        needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL"}
+        needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL", "graph": "AGENT"}
         if command in needs and not target:
             raise UsageError(f"%adk {command} needs a {needs[command]}: %adk {command} {needs[command]}.")
         if target and command not in (*needs, "model", "mcp"):
@@ -240,6 +243,8 @@ class AdkMagics(Magics):
             return ws.state_table(target, args.session, args.user)
         if command == "schema":
             return ws.schema_view(target)
+        if command == "graph":
+            return ws.graph_view(target, mermaid=args.mermaid)
         if command == "request":
             return ws.request_view(target, args.session, args.user, args.message, args.provider)
         if command == "reset":

@@ -37,6 +37,7 @@ __all__ = [
     "cut_note",
     "error_line",
     "escape",
+    "lane_label",
     "markdown_to_html",
     "safe_url",
     "state_html",
@@ -254,8 +255,22 @@ def _tool_html(card: dict[str, Any]) -> str:
         parts.append(f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">traceback</summary>'
                      f'<pre style="{_PRE}">{escape(card["traceback"])}</pre></details>')
     parts.extend(_media_html(m) for m in card.get("media") or ())
+    if card.get("inner"):
+        parts.append(_inner_html(card["inner"]))
     parts.append("</div>")
     return "".join(parts)
+
+
+def lane_label(item: dict[str, Any]) -> str:
+    """The header of an agent's lane: its name, and the parallel branch it runs in."""
+    return f"▸ {item.get('author') or 'agent'}" + (f" · {item['branch']}" if item.get("branch") else "")
+
+
+def _inner_html(inner: Sequence[Sequence[str]]) -> str:
+    """What the agent behind an AgentTool said and called, inside that tool's card."""
+    rows = "".join(f'<div class="adk-inner"><span style="{_MUTED};font-weight:600">{escape(author)}:</span> '
+                   f'<span style="white-space:pre-wrap">{escape(text)}</span></div>' for author, text in inner)
+    return f'<div style="border-left:2px solid {_STATUS_COLOR["running"]};padding-left:6px;margin:4px 0">{rows}</div>'
 
 
 def _item_html(item: dict[str, Any]) -> str:
@@ -279,6 +294,9 @@ def _item_html(item: dict[str, Any]) -> str:
         return f'<div style="font-size:12px;margin:2px 0"><span style="{_MUTED}">state:</span> {" · ".join(rows)}</div>'
     if kind == "error":
         return f'<div style="color:{_STATUS_COLOR["error"]};margin:4px 0">⚠ {escape(item["message"])}</div>'
+    if kind == "lane":
+        return (f'<div class="adk-lane" style="font-weight:600;margin:8px 0 2px;padding-top:4px;'
+                f'border-top:{_BORDER}">{escape(lane_label(item))}</div>')
     if kind == "cut":
         return (f'<div class="adk-cut" style="color:{_STATUS_COLOR["cancelled"]};font-size:12px;margin:2px 0">'
                 f'{escape(cut_note(item.get("tokens")))}</div>')
@@ -363,6 +381,9 @@ def state_text(state: dict[str, Any]) -> str:
             if item.get("result") is not None:
                 lines.append("    result: " + " ".join(cap(item["result"], 300).split()))
             lines.extend("    " + _media_text(m) for m in item.get("media") or ())
+            lines.extend(_indent(f"{author}: {text}", "    » ") for author, text in item.get("inner") or ())
+        elif kind == "lane":
+            lines.append(lane_label(item))
         elif kind == "media":
             lines.extend(_media_text(m) for m in item.get("media") or ())
         elif kind == "state":

@@ -103,7 +103,7 @@ class _Tool:
         return cls({
             "k": "tool", "id": call_id or "", "name": name, "args": cap(_json(args), MAX_ARGS),
             "status": "running", "duration": None, "attempts": None, "error": None, "result": None,
-            "media": [], "long_running": False, "traceback": None,
+            "media": [], "long_running": False, "traceback": None, "inner": [],
         })
 
     def append_log(self, chunk: str) -> None:
@@ -176,6 +176,8 @@ class Transcript:
         self._track = track
         self._ops: list[list[Any]] = []
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
+        self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
+        self._inner_open: dict[int, tuple[str, int]] = {}  # card -> (inner author, where its open text starts)
 
     # -- ops -------------------------------------------------------------------------------
     def _op(self, op: list[Any]) -> None:
@@ -215,6 +217,12 @@ class Transcript:
             self._progress(event.progress)
             return
         content = event.content
+        if event.metadata.get("parent_call_id"):
+            self._inner(event)
+            return
+        lane = (event.author, getattr(event, "branch", ""))
+        if lane != self._lane and event.author != "user":
+            self._new_lane(*lane)
         if event.partial:  # the hot path: one streamed chunk
             if content is not None:
                 for part in content.parts:
@@ -253,6 +261,44 @@ class Transcript:
             self._op(["s", {"usage": self._usage_json()}])
         if event.error is not None:
             self._add(_Plain({"k": "error", "message": error_line(event.error)}))
+
+    # -- multi-agent: lanes and AgentTool internals -----------------------------------------
+    def _new_lane(self, author: str, branch: str) -> None:
+        """Open the lane of another agent (or branch): a header item, so a single-agent run has none."""
+        self._close_text()
+        self._lane = (author, branch)
+        self._add(_Plain({"k": "lane", "author": author, "branch": branch}))
+
+    def _inner(self, event: Event) -> None:
+        """An AgentTool's inner event, streamed live: its text and calls go inside that tool's card.
+
+        They arrive as partial events, streamed chunks and the finished turn alike; a turn that
+        repeats what streamed since its author started is that turn ending, not new text.
+        """
+        call_id = str(event.metadata["parent_call_id"])
+        index = self._card(call_id, "")
+        fields = self.items[index].fields  # type: ignore[union-attr]
+        inner: list[list[str]] = [list(seg) for seg in fields.get("inner") or ()]
+        content = event.content
+        if content is None:
+            return
+        text = "".join(p.text for p in content.parts if p.text and not p.thought)
+        author = event.author
+        if text:
+            open_ = self._inner_open.get(index)
+            if open_ is not None and open_[0] == author and inner and inner[-1][0] == author:
+                streamed = inner[-1][1][open_[1]:]
+                if text == streamed:
+                    self._inner_open.pop(index)
+                else:
+                    inner[-1][1] += text
+            else:
+                inner.append([author, text])
+                self._inner_open[index] = (author, 0)
+        for call in content.function_calls():
+            inner.append([author, f"🔧 {call.name}"])
+            self._inner_open.pop(index, None)
+        self._update(index, {"inner": inner})
 
     def _add(self, item: _Text | _Tool | _Plain) -> int:
         index = len(self.items)

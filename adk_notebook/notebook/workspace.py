@@ -32,7 +32,8 @@ from ..sessions.in_memory import InMemorySessionService
 from ..tools.base import Tool, Toolset
 from ..tools.function import tool as make_tool
 from . import kernel, tables
-from .display import Display, Table, model_label
+from .display import Display, Table, model_label, pre_html
+from .graph import agent_graph, graph_mermaid, graph_svg
 from .kernel import ChatPlan
 from .mcp_servers import McpServers
 from .render import escape
@@ -348,6 +349,14 @@ class Workspace:
         if found is None:
             raise UsageError(f"%adk state {name}: no session {session_id!r} for user {user!r} yet. Run %%chat {name} first.")
         return tables.state_table(agent.name, found, session_id, user)
+
+    def graph_view(self, name: str, *, mermaid: bool = False) -> Display:
+        """`%adk graph NAME`: the agent's tree as inline SVG, or as Mermaid text with `mermaid`."""
+        graph = agent_graph(self.agent(name))
+        text = graph_mermaid(graph)
+        if mermaid:
+            return Display(pre_html(text), text)
+        return Display(graph_svg(graph), text)
 
     def schema_view(self, name: str) -> Display:
         t = self.tools.get(name)

@@ -170,6 +170,23 @@ function parseHtml(html) {
   return out;
 }
 
+// -- multi-agent: lanes and AgentTool internals (as render.py lane_label, _inner_html) ------------
+/** @param {Item} d a lane item @returns {string} its header: the agent, and its parallel branch */
+function laneLabel(d) {
+  return `▸ ${d.author || "agent"}${d.branch ? ` · ${d.branch}` : ""}`;
+}
+
+/** @param {string[][]} inner [author, text] rows @returns {HTMLElement} what the agent behind an AgentTool did */
+function innerNode(inner) {
+  const box = h("div", "adk-rv-inner");
+  for (const [author, text] of inner) {
+    const row = h("div", "adk-rv-inner-row");
+    row.append(h("span", "adk-rv-muted adk-rv-inner-author", `${author}:`), " ", h("span", "adk-rv-inner-text", text));
+    box.append(row);
+  }
+  return box;
+}
+
 // -- the view -----------------------------------------------------------------------------------
 class RunDom {
   /**
@@ -337,6 +354,9 @@ class RunDom {
       case "cut":
         node.textContent = cutNote(d.tokens);
         break;
+      case "lane":
+        node.textContent = laneLabel(d);
+        break;
       default:
         node.textContent = "";
     }
@@ -390,6 +410,7 @@ class RunDom {
       children.push(details);
     }
     for (const m of d.media || []) children.push(this.media(m));
+    if (d.inner && d.inner.length) children.push(innerNode(d.inner));
     rec.node.replaceChildren(...children);
   }
 
