@@ -22,8 +22,8 @@ from adk_notebook import (
     Part,
     ScriptedModel,
 )
-from adk_notebook.notebook.graph import agent_graph, graph_mermaid, graph_svg, layout
-from adk_notebook.notebook.render import state_html, state_text
+from adk_notebook.notebook.graph import agent_graph, graph_mermaid, layout
+from adk_notebook.notebook.render import graph_svg, state_html, state_text
 from adk_notebook.notebook.transcript import (
     Transcript,
     transcript_html,
@@ -283,7 +283,7 @@ def weather_agent() -> LlmAgent:
 
 
 def test_graph_svg_is_well_formed_and_escapes_every_label() -> None:
-    svg = graph_svg(agent_graph(weather_agent()), active="weather_bot")
+    svg = graph_svg(layout(agent_graph(weather_agent())), active="weather_bot")
     root = ET.fromstring(svg)  # well-formed XML, or this raises
     assert root.tag == f"{SVG}svg"
     labels = [t.text for t in root.iter(f"{SVG}text")]
@@ -299,7 +299,7 @@ def test_graph_svg_is_well_formed_and_escapes_every_label() -> None:
     ]
     active = [g for g in root.iter(f"{SVG}g") if "adk-active" in (g.get("class") or "")]
     assert [g.get("data-agent") for g in active] == ["weather_bot"]
-    assert "adk-active" not in graph_svg(agent_graph(weather_agent()))
+    assert "adk-active" not in graph_svg(layout(agent_graph(weather_agent())))
 
 
 def test_graph_layout_puts_children_below_their_parent() -> None:

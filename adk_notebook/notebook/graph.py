@@ -4,9 +4,9 @@
 behind its AgentTools (with their own trees), and the transfers an LLM agent with sub-agents is
 offered (to each sub-agent, and back to it from a sub-agent that may return). `layout(graph)`
 places it as a layered tree, leaves left to right and each parent centred over its children,
-and gives JSON-ready nodes and edges; `graph_svg` draws that layout as inline SVG (every label
-escaped) and the live view (`widgets/run_view.js` drawGraph) draws the same layout with DOM
-calls, marking the agent that is running. `graph_mermaid` writes Mermaid flowchart text.
+and gives JSON-ready nodes and edges; `render.graph_svg` draws that layout as inline SVG (every
+label escaped) and the live view (`widgets/run_view.js` drawGraph) draws the same layout with
+DOM calls, marking the agent that is running. `graph_mermaid` writes Mermaid flowchart text.
 
 No IPython here, and nothing beyond the standard library.
 """
@@ -17,16 +17,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .render import escape
-
 __all__ = [
     "AgentGraph",
     "Edge",
     "Node",
     "agent_graph",
     "graph_mermaid",
-    "graph_svg",
     "layout",
+    "run_graph",
 ]
 
 NODE_W, NODE_H = 150, 38  # a node's box, in SVG units
@@ -217,45 +215,12 @@ def layout(graph: AgentGraph) -> dict[str, Any]:
     }
 
 
-def graph_svg(graph: AgentGraph | dict[str, Any], *, active: str | None = None) -> str:
-    """The graph as one inline `<svg>`; the box of agent `active` is marked as running."""
-    lay = layout(graph) if isinstance(graph, AgentGraph) else graph
-    w, h = lay["node_w"], lay["node_h"]
-    head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="adk-graph" width="{lay["width"]}" height="{lay["height"]}" '
-        f'viewBox="0 0 {lay["width"]} {lay["height"]}" role="img" aria-label="agent graph" '
-        'style="font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px">'
-        '<defs><marker id="adk-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
-        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>'
+def run_graph(agent: Any) -> dict[str, Any] | None:
+    """The layout a run view shows above its lanes: only for a tree of more than one agent."""
+    graph = agent_graph(agent)
+    return (
+        layout(graph) if sum(1 for n in graph.nodes.values() if n.agent) > 1 else None
     )
-    out = [head]
-    for e in lay["edges"]:
-        dash = ' stroke-dasharray="5,4"' if e["kind"] == "transfer" else ""
-        out.append(
-            f'<path class="adk-edge adk-edge-{escape(e["kind"])}" d="{escape(e["d"])}" fill="none" stroke="#888"'
-            f'{dash} marker-end="url(#adk-arrow)"/>'
-        )
-    for n in lay["nodes"]:
-        running = active is not None and n["agent"] == active
-        fill = lay["colors"].get(n["kind"], "#eee")
-        stroke = (
-            ' stroke="#1976d2" stroke-width="3"'
-            if running
-            else ' stroke="#999" stroke-width="1"'
-        )
-        agent = f' data-agent="{escape(n["agent"])}"' if n["agent"] else ""
-        out.append(
-            f'<g class="adk-node{" adk-active" if running else ""}"{agent}><title>{escape(n["label"])} '
-            f"({escape(n['kind'])})</title>"
-            f'<rect x="{n["x"]}" y="{n["y"]}" width="{w}" height="{h}" rx="{6 if n["agent"] else 2}" '
-            f'fill="{escape(fill)}"{stroke}/>'
-            f'<text x="{n["x"] + w / 2:g}" y="{n["y"] + 16}" text-anchor="middle" fill="#222" '
-            f'font-weight="600">{escape(n["short"])}</text>'
-            f'<text x="{n["x"] + w / 2:g}" y="{n["y"] + 30}" text-anchor="middle" fill="#666" '
-            f'font-size="10">{escape(n["kind"])}</text></g>'
-        )
-    out.append("</svg>")
-    return "".join(out)
 
 
 # -- Mermaid -------------------------------------------------------------------------------

@@ -36,7 +36,9 @@ __all__ = [
     "clean_text",
     "cut_note",
     "error_line",
+    "active_agent",
     "escape",
+    "graph_svg",
     "lane_label",
     "markdown_to_html",
     "safe_url",
@@ -303,6 +305,55 @@ def _item_html(item: dict[str, Any]) -> str:
     return ""
 
 
+# -- the agent graph (graph.py lays it out; run_view.js drawGraph draws the same) --------------
+def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
+    """An agent graph's layout (`graph.layout`) as one inline `<svg>`; agent `active`'s box is marked."""
+    w, h = lay["node_w"], lay["node_h"]
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="adk-graph" width="{lay["width"]}" height="{lay["height"]}" '
+        f'viewBox="0 0 {lay["width"]} {lay["height"]}" role="img" aria-label="agent graph" '
+        'style="font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px">'
+        '<defs><marker id="adk-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>'
+    )
+    out = [head]
+    for e in lay["edges"]:
+        dash = ' stroke-dasharray="5,4"' if e["kind"] == "transfer" else ""
+        out.append(
+            f'<path class="adk-edge adk-edge-{escape(e["kind"])}" d="{escape(e["d"])}" fill="none" stroke="#888"'
+            f'{dash} marker-end="url(#adk-arrow)"/>'
+        )
+    for n in lay["nodes"]:
+        running = active is not None and n["agent"] == active
+        fill = lay["colors"].get(n["kind"], "#eee")
+        stroke = (
+            ' stroke="#1976d2" stroke-width="3"'
+            if running
+            else ' stroke="#999" stroke-width="1"'
+        )
+        agent = f' data-agent="{escape(n["agent"])}"' if n["agent"] else ""
+        out.append(
+            f'<g class="adk-node{" adk-active" if running else ""}"{agent}><title>{escape(n["label"])} '
+            f"({escape(n['kind'])})</title>"
+            f'<rect x="{n["x"]}" y="{n["y"]}" width="{w}" height="{h}" rx="{6 if n["agent"] else 2}" '
+            f'fill="{escape(fill)}"{stroke}/>'
+            f'<text x="{n["x"] + w / 2:g}" y="{n["y"] + 16}" text-anchor="middle" fill="#222" '
+            f'font-weight="600">{escape(n["short"])}</text>'
+            f'<text x="{n["x"] + w / 2:g}" y="{n["y"] + 30}" text-anchor="middle" fill="#666" '
+            f'font-size="10">{escape(n["kind"])}</text></g>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def active_agent(state: dict[str, Any]) -> str | None:
+    """The agent running now: the latest lane's, else the run's; None once the run is over."""
+    if state.get("status") != "running":
+        return None
+    lanes = [item for item in state.get("items") or () if item.get("k") == "lane"]
+    return lanes[-1].get("author") if lanes else state.get("agent")
+
+
 def cut_note(tokens: int | None) -> str:
     """The marker of an answer that the token limit cut."""
     at = f"at {tokens:,} tokens" if tokens else "at the token limit"
@@ -333,6 +384,9 @@ def state_html(state: dict[str, Any]) -> str:
     if state.get("prompt"):
         parts.append(f'<div style="margin:4px 0;padding:4px 8px;border-left:3px solid {_STATUS_COLOR["running"]};'
                      f'white-space:pre-wrap">{escape(state["prompt"])}</div>')
+    if state.get("graph"):
+        parts.append(f'<div class="adk-graph-box" style="overflow-x:auto;margin:4px 0">'
+                     f'{graph_svg(state["graph"], active=active_agent(state))}</div>')
     parts.extend(_item_html(item) for item in state.get("items") or ())
     if state.get("error"):
         parts.append(f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>')

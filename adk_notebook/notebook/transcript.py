@@ -155,8 +155,10 @@ class Transcript:
     """
 
     def __init__(self, *, agent_name: str, prompt: str | None = None, session_id: str | None = None,
-                 track: bool = False, model: str | None = None, notice: str | None = None) -> None:
+                 track: bool = False, model: str | None = None, notice: str | None = None,
+                 graph: dict[str, Any] | None = None) -> None:
         self.agent_name = agent_name
+        self.graph = graph  # a multi-agent run's agent tree (graph.layout), drawn above the lanes
         self.prompt = prompt
         self.session_id = session_id
         self.model = model  # who answers; events name the model of each turn ("model" in their metadata)
@@ -470,6 +472,7 @@ class Transcript:
             "elapsed": self.elapsed,
             "usage": self._usage_json() if self.has_usage else None,
             "items": [item.json() for item in self.items],
+            **({"graph": self.graph} if self.graph else {}),
         })
 
 

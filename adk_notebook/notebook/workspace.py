@@ -33,10 +33,10 @@ from ..tools.base import Tool, Toolset
 from ..tools.function import tool as make_tool
 from . import kernel, tables
 from .display import Display, Table, model_label, pre_html
-from .graph import agent_graph, graph_mermaid, graph_svg
+from .graph import agent_graph, graph_mermaid, layout
 from .kernel import ChatPlan
 from .mcp_servers import McpServers
-from .render import escape
+from .render import escape, graph_svg
 from .wire import next_request
 
 __all__ = ["DEFAULT_SESSION", "DEFAULT_USER", "Workspace", "default_view_factory"]
@@ -356,7 +356,7 @@ class Workspace:
         text = graph_mermaid(graph)
         if mermaid:
             return Display(pre_html(text), text)
-        return Display(graph_svg(graph), text)
+        return Display(graph_svg(layout(graph)), text)
 
     def schema_view(self, name: str) -> Display:
         t = self.tools.get(name)
