@@ -15,7 +15,20 @@ scripts, everything is plain Python:
     print(agent.run("Weather in Tokyo?").text)
 """
 
-from .agents import Agent, LlmAgent, LlmAgentBuilder, RetryBudget, ToolExecutionStrategy, ToolPolicy
+from .agents import (
+    Agent,
+    AgentTool,
+    LlmAgent,
+    LlmAgentBuilder,
+    LoopAgent,
+    MapAgent,
+    ParallelAgent,
+    RetryBudget,
+    SequentialAgent,
+    ToolExecutionStrategy,
+    ToolPolicy,
+    exit_loop,
+)
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .core import (
     AdkError,
@@ -39,8 +52,16 @@ from .core import (
     ToolProgress,
     Usage,
 )
-from .models import FunctionModel, GenerateContentConfig, Llm, LlmRequest, LlmResponse, ScriptedModel, resolve_model
 from .memory import BaseMemoryService, InMemoryMemoryService, MemoryEntry
+from .models import (
+    FunctionModel,
+    GenerateContentConfig,
+    Llm,
+    LlmRequest,
+    LlmResponse,
+    ScriptedModel,
+    resolve_model,
+)
 from .runner import Runner, RunResult
 from .sessions import BaseSessionService, InMemorySessionService, SqliteSessionService
 from .tools import (
@@ -78,6 +99,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdkError",
     "Agent",
+    "AgentTool",
     "AnthropicModel",
     "BaseArtifactService",
     "BaseMemoryService",
@@ -109,9 +131,12 @@ __all__ = [
     "LlmRequest",
     "LlmResponse",
     "LocalModel",
+    "LoopAgent",
+    "MapAgent",
     "MemoryEntry",
     "MergedToolset",
     "OpenAIModel",
+    "ParallelAgent",
     "Part",
     "PrefixedToolset",
     "PythonCodeExecutor",
@@ -122,6 +147,7 @@ __all__ = [
     "RunResult",
     "Runner",
     "ScriptedModel",
+    "SequentialAgent",
     "Session",
     "SimpleToolContext",
     "SqliteSessionService",
@@ -135,6 +161,7 @@ __all__ = [
     "ToolProgress",
     "Toolset",
     "Usage",
+    "exit_loop",
     "resolve_model",
     "tool",
 ]

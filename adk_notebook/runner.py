@@ -168,9 +168,10 @@ class Runner:
         try:
             # Read again now that the session is ours: the run that held it may have added to it.
             session = await service.get(app_name=self.app_name, user_id=user_id, session_id=session_id) or session
+            agent = _agent_to_run(self.agent, session)
             ctx = InvocationContext(
                 session=session,
-                agent_name=self.agent.name,
+                agent_name=agent.name,
                 user_content=content,
                 run_config=config,
                 invocation_id=run_id,
@@ -186,11 +187,12 @@ class Runner:
             await service.append_event(session, user_event)
             yield user_event
             mark_live()
-            async for event in self.agent.run_invocation(ctx):
-                if not event.partial:
-                    await service.append_event(session, event)
-                yield event
-                mark_live()  # the consumer may step this stream from a new task each time
+            async with aclosing(agent.invoke(ctx)) as events:  # closed here: a cancel stops every branch first
+                async for event in events:
+                    if not event.partial:
+                        await service.append_event(session, event)
+                    yield event
+                    mark_live()  # the consumer may step this stream from a new task each time
         except (asyncio.CancelledError, GeneratorExit):
             if ctx is not None:
                 # Answer this run's own calls, reading the session again: when this stream was
@@ -397,6 +399,24 @@ _INTERRUPTED = {"error": "An earlier run ended before this tool call finished; i
 def _ended_by(exc: BaseException) -> dict[str, Any]:
     return {"error": f"The run ended with {type(exc).__name__} before this tool call finished; its result is unknown.",
             "code": "run_failed"}
+
+
+def _agent_to_run(root: Agent, session: Session) -> Agent:
+    """Who takes the session's next message: the agent that answered last, when the conversation
+    got to it by transfers (it and every agent above it are LLM agents); else `root`."""
+    for event in reversed(session.events):
+        if event.author == "user" or event.author == root.name:
+            break
+        agent = root.find_agent(event.author)
+        if agent is None:
+            continue
+        above = agent
+        while above is not root and above.transfers_by_model and above.parent is not None:
+            above = above.parent
+        if above is root and agent.transfers_by_model and root.transfers_by_model:
+            return agent
+        break
+    return root
 
 
 def _any_event(event: Event) -> bool:

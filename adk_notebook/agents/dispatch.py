@@ -71,7 +71,7 @@ class ToolDispatcher:
         try:
             try:
                 while (progress := await channel.queue.get()) is not None:
-                    yield self._progress_event(progress)
+                    yield progress if isinstance(progress, Event) else self._progress_event(progress)
                 batch.result()
             finally:
                 if not batch.done():

@@ -29,11 +29,13 @@ from ..models.registry import model_id, resolve_model
 from ..tools.base import Tool, Toolset
 from ..tools.function import FunctionTool
 from ..tools.toolsets import collect_tools
-from .base import Agent
-from .callbacks import Callback, CallbackChain
+from .base import Agent, Callbacks
+from .callbacks import CallbackChain
 from .dispatch import ToolDispatcher
+from .history import conversation
 from .instruction import render_instruction
 from .tool_policy import RetryBudget, ToolExecutionStrategy, ToolPolicy
+from .transfer import TransferToAgentTool, transfer, transfer_targets
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -43,7 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["InstructionProvider", "LlmAgent"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
-Callbacks = Callback | Sequence[Callback] | None
 _T = TypeVar("_T")
 
 
@@ -89,6 +90,9 @@ class LlmAgent(Agent):
         circuit_breaker_threshold: Disable a tool for the run after this many failures in a row.
         tool_timeout: Most seconds one tool call may take, for tools without a `timeout` of their
             own; a call past it is answered `{"error": ...}` naming the limit (None: no limit).
+        sub_agents: Agents this one may hand the conversation to: `transfer_to_agent` is offered.
+        disallow_transfer_to_parent, disallow_transfer_to_peers: Narrow the agents it may hand
+            the conversation to (by default its sub-agents, its parent and its peers).
         before_agent_callback, after_agent_callback, before_model_callback, after_model_callback,
         before_tool_callback, after_tool_callback, on_tool_error: see `agents/callbacks.py`.
 
@@ -96,6 +100,7 @@ class LlmAgent(Agent):
     `tool_policy`, and read back as attributes of the same names.
     """
 
+    transfers_by_model = True
     tool_execution_strategy: _InToolPolicy[ToolExecutionStrategy] = _InToolPolicy()
     default_retry_budget: _InToolPolicy[RetryBudget] = _InToolPolicy()
     tool_retry_budgets: _InToolPolicy[Mapping[str, RetryBudget]] = _InToolPolicy()
@@ -134,6 +139,9 @@ class LlmAgent(Agent):
         before_tool_callback: Callbacks = None,
         after_tool_callback: Callbacks = None,
         on_tool_error: Callbacks = None,
+        sub_agents: Sequence[Agent] = (),
+        disallow_transfer_to_parent: bool = False,
+        disallow_transfer_to_peers: bool = False,
     ) -> None:
         _check_config(name, max_iterations, include_contents, output_max_retries)
         self.name = name
@@ -164,7 +172,9 @@ class LlmAgent(Agent):
         self.after_agent_callback = CallbackChain(after_agent_callback)
         self.before_model_callback = CallbackChain(before_model_callback)
         self.after_model_callback = CallbackChain(after_model_callback)
-        self.sub_agents = []
+        self.sub_agents = self._adopt(sub_agents)
+        self.disallow_transfer_to_parent = disallow_transfer_to_parent
+        self.disallow_transfer_to_peers = disallow_transfer_to_peers
         self._resolved_model: Llm | None = model if isinstance(model, Llm) else None
 
     def __repr__(self) -> str:
@@ -173,12 +183,6 @@ class LlmAgent(Agent):
     # -- the invocation ------------------------------------------------------------------------
     async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
         # One generator for the whole invocation: each streamed chunk passes one hop fewer.
-        if self.before_agent_callback:
-            event = await self._agent_callback(self.before_agent_callback, ctx)
-            if event is not None:
-                yield event
-                if event.content is not None:  # it answered for the agent
-                    return
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))
         dispatcher = ToolDispatcher(ctx, self.tool_policy, tools)
@@ -211,6 +215,11 @@ class LlmAgent(Agent):
                 yield event
                 async for tool_event in dispatcher.run(calls):
                     yield tool_event
+                target = tool_event.actions.transfer_to_agent
+                if target is not None:
+                    async for transferred in transfer(self, target, ctx):
+                        yield transferred
+                    return
                 if tool_event.actions.skip_summarization:
                     break
                 continue
@@ -232,11 +241,6 @@ class LlmAgent(Agent):
                 "Reply again with only the corrected JSON object."))]), metadata={"kind": "output_schema_retry"})
         else:
             raise self._out_of_iterations(ctx, limit)
-        # 5. end
-        if self.after_agent_callback:
-            event = await self._agent_callback(self.after_agent_callback, ctx)
-            if event is not None:
-                yield event
 
     async def build_request(
         self, ctx: InvocationContext, tools: Mapping[str, Tool] | None = None, *, model_name: str | None = None
@@ -268,14 +272,6 @@ class LlmAgent(Agent):
         return LlmRequest(model_name, self._contents(ctx), system or None, declarations, config)
 
     # -- the steps' parts ----------------------------------------------------------------------
-    async def _agent_callback(self, chain: CallbackChain, ctx: InvocationContext) -> Event | None:
-        """Run a before/after-agent chain; the event that records what it said or did, if anything."""
-        cb_ctx = CallbackContext(ctx)
-        content = _as_content(await chain(cb_ctx))
-        if content is None and not _has_effects(cb_ctx.actions):
-            return None
-        return self._event(ctx, content, actions=cb_ctx.actions)
-
     def _model_call_limit(self, ctx: InvocationContext) -> int:
         limit = ctx.run_config.max_llm_calls
         return self.max_iterations if limit is None else min(self.max_iterations, limit)
@@ -306,7 +302,7 @@ class LlmAgent(Agent):
         events = ctx.session.events
         if self.include_contents == "none":
             events = [e for e in events if e.invocation_id == ctx.invocation_id]
-        return [e.content for e in events if e.content is not None and e.content.parts and e.error is None]
+        return conversation(events, self.name, ctx.branch)
 
     async def _render(self, instruction: str | InstructionProvider, ctx: InvocationContext) -> str:
         if callable(instruction):
@@ -345,7 +341,7 @@ class LlmAgent(Agent):
         return event
 
     def _event(self, ctx: InvocationContext, content: Content | None, **fields: Any) -> Event:
-        return Event(self.name, content, ctx.invocation_id, **fields)
+        return Event(self.name, content, ctx.invocation_id, branch=ctx.branch, **fields)
 
     # -- resolution ----------------------------------------------------------------------------
     def resolve_model(self) -> Llm:
@@ -362,6 +358,9 @@ class LlmAgent(Agent):
     async def resolve_tools(self, ctx: ReadonlyContext) -> dict[str, Tool]:
         """This run's tools by name: the agent's own, then each toolset's; a duplicate name is an error."""
         groups = [("tools=", self.tools)] + [(f"toolset {ts.name!r}", await ts.tools(ctx)) for ts in self.toolsets]
+        targets = transfer_targets(self)
+        if targets:
+            groups.append(("sub_agents=", [TransferToAgentTool(targets)]))
         return collect_tools(f"Agent {self.name!r}", groups)
 
 
@@ -382,23 +381,11 @@ def _check_config(name: str, max_iterations: int, include_contents: str, output_
 def _output_schema(schema: type[BaseModel] | dict[str, Any] | None) -> OutputSchema | None:
     if schema is None:
         return None
-    from .output_schema import OutputSchema  # pydantic is imported only for agents that need it
+    from .output_schema import (
+        OutputSchema,  # pydantic is imported only for agents that need it
+    )
 
     return OutputSchema(schema)
-
-
-def _as_content(value: Any) -> Content | None:
-    if value is None or isinstance(value, Content):
-        return value
-    if isinstance(value, str):
-        return Content.model(value)
-    raise AdkError.config(f"An agent callback must return Content, str or None, got {type(value).__name__}.",
-                          code="invalid_callback_result")
-
-
-def _has_effects(actions: EventActions) -> bool:
-    """Whether a callback did something an event must record (state, an artifact, a transfer...)."""
-    return actions != EventActions()
 
 
 def _part_text(part: Part | None) -> str | None:

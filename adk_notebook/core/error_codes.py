@@ -73,7 +73,23 @@ class ErrorCode(StrEnum):
     )
     INVALID_AGENT_CONFIG = (
         "invalid_agent_config",
-        "An LlmAgent was given an argument it cannot use (the message names it). Fix the argument.",
+        "An agent was given an argument it cannot use (the message names it). Fix the argument.",
+    )
+    AGENT_HAS_PARENT = (
+        "agent_has_parent",
+        "An agent was given as a sub-agent of a second parent; an agent has one parent. Make another agent for the second place.",
+    )
+    DUPLICATE_AGENT_NAME = (
+        "duplicate_agent_name",
+        "Two agents of one agent tree have the same name (transfers and events name agents). Rename one of them.",
+    )
+    UNKNOWN_AGENT = (
+        "unknown_agent",
+        "A transfer named an agent that is not one of the caller's transfer targets (its sub-agents, parent, peers). Use one of the names the message lists.",
+    )
+    INVALID_MAP_ITEMS = (
+        "invalid_map_items",
+        "A MapAgent's items_key is missing from the state or is not a list. Set state[items_key] to a list before the MapAgent runs.",
     )
     INVALID_CALLBACK_RESULT = (
         "invalid_callback_result",

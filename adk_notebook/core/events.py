@@ -137,13 +137,14 @@ _NO_ACTIONS = EventActions()
 
 
 class Event:
-    """One step of a run. `author` is "user" or the agent's name.
+    """One step of a run. `author` is "user" or the agent's name; `branch` the dotted path of the
+    parallel branches it ran in ("both.pros"; "" outside any).
 
     A streamed answer makes one event per chunk, so an event is cheap to make: its id and
     its containers (`actions`, `metadata`, ...) are created when first read.
     """
 
-    __slots__ = ("author", "content", "invocation_id", "timestamp", "partial", "turn_complete", "usage", "error",
+    __slots__ = ("author", "branch", "content", "invocation_id", "timestamp", "partial", "turn_complete", "usage", "error",
                  "progress", "output", "_id", "_actions", "_long_running_tool_ids", "_metadata", "_tool_outcomes")
 
     def __init__(
@@ -164,8 +165,10 @@ class Event:
         progress: ToolProgress | None = None,
         tool_outcomes: list[ToolOutcome] | None = None,
         output: Any = None,  # the validated output-schema value on a final answer (not stored)
+        branch: str = "",
     ) -> None:
         self.author = author
+        self.branch = branch
         self.content = content
         self.invocation_id = invocation_id
         self.timestamp = _now() if timestamp is None else timestamp
@@ -191,6 +194,7 @@ class Event:
         """
         event = _new_object(cls)
         event.author, event.content, event.invocation_id, event.progress = author, content, invocation_id, progress
+        event.branch = ""
         event.timestamp, event.partial, event.turn_complete = _now(), True, False
         event.usage = event.error = event.output = event._id = event._actions = None
         event._long_running_tool_ids = event._metadata = event._tool_outcomes = None
@@ -202,7 +206,7 @@ class Event:
     metadata: dict[str, Any] = _made_on_first_use("_metadata", dict)  # type: ignore[assignment]
     tool_outcomes: list[ToolOutcome] = _made_on_first_use("_tool_outcomes", list)  # type: ignore[assignment]
 
-    _FIELDS = ("author", "content", "invocation_id", "id", "timestamp", "partial", "turn_complete", "actions",
+    _FIELDS = ("author", "branch", "content", "invocation_id", "id", "timestamp", "partial", "turn_complete", "actions",
                "long_running_tool_ids", "usage", "error", "metadata", "progress", "tool_outcomes", "output")
 
     def __eq__(self, other: object) -> bool:
@@ -220,7 +224,7 @@ class Event:
         # Only the fields that say something: a chunk's repr is not a row of empty containers.
         shown = [f"author={self.author!r}", f"id={self.id!r}"]
         for name in self._FIELDS:
-            if name in ("author", "id", "timestamp"):
+            if name in ("author", "id", "timestamp") or (name == "branch" and not self.branch):
                 continue
             value = getattr(self, "_" + name if name in _MADE_ON_FIRST_USE else name)
             if value and value != _NO_ACTIONS:
@@ -262,6 +266,8 @@ class Event:
             "long_running_tool_ids": self.long_running_tool_ids,
             "metadata": self.metadata,
         }
+        if self.branch:
+            data["branch"] = self.branch
         if self.usage is not None:
             data["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens,
                              "total_tokens": self.usage.total_tokens}
@@ -288,4 +294,5 @@ class Event:
             error=AdkError(error["component"], error["category"], error["code"], error["error"]) if error else None,
             metadata=dict(data.get("metadata") or {}),
             tool_outcomes=[ToolOutcome(**o) for o in data.get("tool_outcomes") or ()],
+            branch=data.get("branch") or "",
         )

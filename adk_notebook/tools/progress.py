@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from ..core.context import COMPLETED as _DONE
-from ..core.events import ToolProgress
+from ..core.events import Event, ToolProgress
 
 __all__ = ["MAX_CHUNK_BYTES", "MAX_CALL_BYTES", "QUEUE_SIZE", "TRUNCATED_MARKER", "ProgressChannel"]
 
@@ -36,7 +36,7 @@ class ProgressChannel:
     def __init__(self) -> None:
         # Unbounded as a queue; QUEUE_SIZE is enforced in `_offer`, so one marker per call always fits.
         # None, put by `close`, tells the reader that the batch has finished.
-        self.queue: asyncio.Queue[ToolProgress | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[ToolProgress | Event | None] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._sent: dict[str, int] = {}  # bytes sent per call id
@@ -47,6 +47,11 @@ class ProgressChannel:
         """Mark the end of the batch (a task done-callback); later chunks are dropped."""
         self._closed_all = True
         self.queue.put_nowait(None)
+
+    def forward(self, event: Event) -> None:
+        """Queue an event a tool streams as it is (an AgentTool's child events); never dropped."""
+        if not self._closed_all:
+            self.queue.put_nowait(event)
 
     def emit(self, call_id: str, tool_name: str, stream: str, chunk: str) -> Any:
         """Queue a chunk; returns an awaitable that, when the queue is full, waits up to 100 ms for room."""

@@ -1,0 +1,124 @@
+"""Handing the conversation to another agent, and leaving a loop: the two built-in flow tools.
+
+`transfer_to_agent(agent_name)` is offered to an LLM agent that has somewhere to go: its
+sub-agents, its parent and its peers (when the parent is an LLM agent too, and unless
+`disallow_transfer_to_parent/peers`). The tool only records `actions.transfer_to_agent`; the
+agent that called it then runs the target at once, in the same invocation (`transfer`). An
+unknown name is an error response the model reads, and the run goes on.
+
+`exit_loop` sets `actions.escalate`: the innermost `LoopAgent` around the caller stops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import AdkError
+from ..tools.base import Tool
+from .base import Agent
+
+if TYPE_CHECKING:
+    from ..core.context import InvocationContext, ToolContext
+    from ..core.events import Event
+
+__all__ = [
+    "TRANSFER_TOOL_NAME",
+    "ExitLoopTool",
+    "TransferToAgentTool",
+    "exit_loop",
+    "transfer",
+    "transfer_targets",
+]
+
+TRANSFER_TOOL_NAME = "transfer_to_agent"
+
+
+def transfer_targets(agent: Agent) -> dict[str, Agent]:
+    """The agents `agent` may hand the conversation to, by name."""
+    targets = {child.name: child for child in agent.sub_agents}
+    parent = agent.parent
+    if parent is not None and parent.transfers_by_model:
+        if not getattr(agent, "disallow_transfer_to_parent", False):
+            targets[parent.name] = parent
+        if not getattr(agent, "disallow_transfer_to_peers", False):
+            targets.update(
+                (peer.name, peer) for peer in parent.sub_agents if peer is not agent
+            )
+    return targets
+
+
+class TransferToAgentTool(Tool):
+    """`transfer_to_agent(agent_name)`: the model hands the conversation to another agent."""
+
+    def __init__(self, targets: dict[str, Agent]) -> None:
+        self.name = TRANSFER_TOOL_NAME
+        self.targets = targets
+        listing = "\n".join(
+            f"- {name}: {a.description or 'no description'}"
+            for name, a in targets.items()
+        )
+        self.description = (
+            "Hand the conversation to another agent when it is better suited to answer. "
+            f"The agents you may transfer to:\n{listing}"
+        )
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "agent_name": {
+                    "type": "string",
+                    "description": "The name of the agent to transfer to.",
+                }
+            },
+            "required": ["agent_name"],
+        }
+
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        name = args["agent_name"]
+        if name not in self.targets:
+            return {
+                "error": f"There is no agent {name!r} to transfer to. Choose one of: {', '.join(self.targets)}.",
+                "code": "unknown_agent",
+            }
+        ctx.actions.transfer_to_agent = name
+        return {"transferred_to": name}
+
+
+async def transfer(
+    source: Agent, target_name: str, ctx: InvocationContext
+) -> AsyncIterator[Event]:
+    """Run the agent `source` transferred to, at once and in the same invocation."""
+    target = transfer_targets(source).get(target_name)
+    if target is None:  # set by hand in a callback: the same check the tool makes
+        raise AdkError.agent(
+            f"Agent {source.name!r} transferred to {target_name!r}, which is not one of its transfer targets "
+            f"({', '.join(transfer_targets(source)) or 'none'}).",
+            code="unknown_agent",
+            category="invalid_input",
+        )
+    async for event in target.invoke(ctx):
+        yield event
+
+
+class ExitLoopTool(Tool):
+    """`exit_loop()`: the model says the loop's task is done; the innermost LoopAgent stops."""
+
+    name = "exit_loop"
+    description = "Call this only when the task is done, to stop the loop you run in."
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        ctx.actions.escalate = True
+        ctx.actions.skip_summarization = (
+            True  # the caller ends its turn here: nothing to summarize
+        )
+        return {}
+
+
+exit_loop = ExitLoopTool()
