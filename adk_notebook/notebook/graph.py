@@ -8,7 +8,7 @@ and gives JSON-ready nodes and edges; `render.graph_svg` draws that layout as in
 label escaped) and the live view (`widgets/run_view.js` drawGraph) draws the same layout with
 DOM calls, marking the agent that is running. `graph_mermaid` writes Mermaid flowchart text.
 
-No IPython here, and nothing beyond the standard library.
+No IPython here.
 """
 
 from __future__ import annotations
@@ -16,6 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..agents.agent_tool import AgentTool
+from ..agents.base import Agent
+from ..agents.llm_agent import LlmAgent
+from ..agents.workflow import LoopAgent, MapAgent, ParallelAgent, SequentialAgent
 
 __all__ = [
     "AgentGraph",
@@ -75,14 +80,21 @@ class AgentGraph:
         return next(iter(self.nodes))
 
 
-def _kind(agent: Any) -> str:
-    """`LlmAgent` -> "llm", `SequentialAgent` -> "sequential", ...; "agent" for another class."""
-    name = type(agent).__name__
-    kind = name.removesuffix("Agent").lower()
-    return kind if kind in _COLORS and name.endswith("Agent") else "agent"
+_KINDS: tuple[tuple[type[Agent], str], ...] = (
+    (LlmAgent, "llm"),
+    (SequentialAgent, "sequential"),
+    (ParallelAgent, "parallel"),
+    (LoopAgent, "loop"),
+    (MapAgent, "map"),
+)
 
 
-def agent_graph(agent: Any) -> AgentGraph:
+def _kind(agent: Agent) -> str:
+    """ "llm", "sequential", "parallel", "loop", "map", or "agent" for another Agent class."""
+    return next((kind for cls, kind in _KINDS if isinstance(agent, cls)), "agent")
+
+
+def agent_graph(agent: Agent) -> AgentGraph:
     """The tree of `agent`: agents, tools, toolsets, AgentTools' agents and transfer edges."""
     graph = AgentGraph()
     _walk(graph, agent, None)
@@ -102,15 +114,16 @@ def _add(graph: AgentGraph, parent: str | None, node: Node, kind: str) -> bool:
     return True
 
 
-def _walk(graph: AgentGraph, agent: Any, parent: str | None, via: str = "tree") -> str:
+def _walk(
+    graph: AgentGraph, agent: Agent, parent: str | None, via: str = "tree"
+) -> str:
     node_id = f"agent:{agent.name}"
     kind = _kind(agent)
     if not _add(graph, parent, Node(node_id, agent.name, kind, agent.name), via):
         return node_id
     for tool in getattr(agent, "tools", None) or ():
-        inner = getattr(tool, "agent", None)
-        if inner is not None and hasattr(inner, "sub_agents"):  # an AgentTool
-            _walk(graph, inner, node_id, "agent_tool")
+        if isinstance(tool, AgentTool):
+            _walk(graph, tool.agent, node_id, "agent_tool")
         else:
             _add(
                 graph,
@@ -126,8 +139,7 @@ def _walk(graph: AgentGraph, agent: Any, parent: str | None, via: str = "tree") 
             Node(f"toolset:{agent.name}/{n}", str(label), "toolset"),
             "tool",
         )
-    subs = list(getattr(agent, "sub_agents", None) or ())
-    for sub in subs:
+    for sub in agent.sub_agents:
         sub_id = _walk(graph, sub, node_id)
         if (
             kind == "llm"
@@ -215,7 +227,7 @@ def layout(graph: AgentGraph) -> dict[str, Any]:
     }
 
 
-def run_graph(agent: Any) -> dict[str, Any] | None:
+def run_graph(agent: Agent) -> dict[str, Any] | None:
     """The layout a run view shows above its lanes: only for a tree of more than one agent."""
     graph = agent_graph(agent)
     return (

@@ -222,7 +222,7 @@ class Transcript:
         if event.metadata.get("parent_call_id"):
             self._inner(event)
             return
-        lane = (event.author, getattr(event, "branch", ""))
+        lane = (event.author, event.branch)
         if lane != self._lane and event.author != "user":
             self._new_lane(*lane)
         if event.partial:  # the hot path: one streamed chunk
