@@ -91,6 +91,50 @@ def test_each_agent_gets_its_own_lane_and_its_text_stays_in_it() -> None:
     assert "▸ writer" in transcript_html(pipeline_run(), agent_name="pipeline")
 
 
+def parallel_run() -> list[Event]:
+    """Two branches of `both` streaming at once: their chunks interleave."""
+
+    def pros(text: str, partial: bool = True) -> Event:
+        return Event("pros", Content.model(text), partial=partial, branch="both.pros")
+
+    def cons(text: str, partial: bool = True) -> Event:
+        return Event("cons", Content.model(text), partial=partial, branch="both.cons")
+
+    return [
+        pros("For: "),
+        cons("Against: "),
+        pros("cheap."),
+        cons("cheap."),
+        pros("For: cheap.", False),
+        cons("Against: cheap.", False),
+    ]
+
+
+def test_parallel_branches_stream_into_their_own_lanes() -> None:
+    """Interleaved chunks of two branches: each goes on in its lane; one header per lane."""
+    events = parallel_run()
+    state = folded(events, "both")
+    assert lanes(state) == [("pros", "both.pros"), ("cons", "both.cons")]
+    assert [
+        (i["author"], i["text"], i["done"]) for i in state["items"] if i["k"] == "text"
+    ] == [("pros", "For: cheap.", True), ("cons", "Against: cheap.", True)]
+    assert "▸ pros · both.pros" in transcript_text(events, agent_name="both")
+
+
+def test_a_branch_whose_turn_never_ended_is_closed_with_the_run() -> None:
+    events = [
+        Event("pros", Content.model("For"), partial=True, branch="both.pros"),
+        Event("cons", Content.model("Against"), partial=True, branch="both.cons"),
+    ]
+    transcript = Transcript(agent_name="both")
+    for event in events:
+        transcript.add(event)
+    transcript.finish(status="cancelled")
+    assert [
+        (i["text"], i["done"]) for i in transcript.state()["items"] if i["k"] == "text"
+    ] == [("For", True), ("Against", True)]
+
+
 def test_a_single_agent_run_has_no_lanes() -> None:
     events = [
         Event("bot", Content.model("Hi"), partial=True),
@@ -236,7 +280,7 @@ def tracked(
 
 @node
 def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> None:
-    events = [*pipeline_run(), *agent_tool_run()]
+    events = [*pipeline_run(), *parallel_run(), *agent_tool_run()]
     initial, deltas, final = tracked(events, "pipeline")
     (live, saved_view) = run_js(
         tmp_path,
@@ -259,6 +303,8 @@ def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> No
     for part in (
         "▸research",
         "▸writer",
+        "▸pros·both.pros",
+        "▸cons·both.cons",
         "▸lead",
         "research:Lookingitup",
         "research:🔧search",

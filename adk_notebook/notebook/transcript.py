@@ -179,6 +179,7 @@ class Transcript:
         self._ops: list[list[Any]] = []
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
         self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
+        self._parked: dict[tuple[str, str], _Text] = {}  # other lanes' turns still streaming
         self._inner_open: dict[int, tuple[str, int]] = {}  # card -> (inner author, where its open text starts)
 
     # -- ops -------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ class Transcript:
             return
         lane = (event.author, event.branch)
         if lane != self._lane and event.author != "user":
-            self._new_lane(*lane)
+            self._switch_lane(lane)
         if event.partial:  # the hot path: one streamed chunk
             if content is not None:
                 for part in content.parts:
@@ -265,11 +266,17 @@ class Transcript:
             self._add(_Plain({"k": "error", "message": error_line(event.error)}))
 
     # -- multi-agent: lanes and AgentTool internals -----------------------------------------
-    def _new_lane(self, author: str, branch: str) -> None:
-        """Open the lane of another agent (or branch): a header item, so a single-agent run has none."""
-        self._close_text()
-        self._lane = (author, branch)
-        self._add(_Plain({"k": "lane", "author": author, "branch": branch}))
+    def _switch_lane(self, lane: tuple[str, str]) -> None:
+        """Go on in another agent's (or branch's) lane. A lane whose turn is still streaming
+        (parallel branches interleave) picks that turn up again; else a header item opens it,
+        so a single-agent run has none."""
+        if self._open is not None:
+            self._parked[self._lane] = self._open
+            self._open = None
+        self._lane = lane
+        self._open = self._parked.pop(lane, None)
+        if self._open is None:
+            self._add(_Plain({"k": "lane", "author": lane[0], "branch": lane[1]}))
 
     def _inner(self, event: Event) -> None:
         """An AgentTool's inner event, streamed live: its text and calls go inside that tool's card.
@@ -440,6 +447,10 @@ class Transcript:
         well, never answered (a history with a call but no response).
         """
         self._close_text()
+        for turn in self._parked.values():  # branches whose turn never ended
+            self._open = turn
+            self._close_text()
+        self._parked.clear()
         settled = "unanswered" if status == "done" else "cancelled"
         for index, item in enumerate(self.items):
             if isinstance(item, _Tool) and item.fields["status"] == "running":
