@@ -215,7 +215,9 @@ def layout(graph: AgentGraph) -> dict[str, Any]:
             path = f"M{x1:g},{y1:g} L{x2:g},{y2:g}"
         edges.append({"kind": e.kind, "d": path})
     width = round(max(next_leaf, 1) * step)
-    height = (max(depth.values()) + 1) * (NODE_H + GAP_Y)
+    height = (
+        max(depth.values()) * (NODE_H + GAP_Y) + NODE_H + GAP_Y // 2
+    )  # a quarter gap above and below
     return {
         "width": width,
         "height": height,

@@ -221,7 +221,7 @@ function drawGraph(lay) {
   const boxes = new Map();
   for (const n of lay.nodes || []) {
     const x = Number(n.x), y = Number(n.y);
-    const g = svg("g", { class: "adk-node" });
+    const g = svg("g", n.agent ? { class: "adk-node", "data-agent": n.agent } : { class: "adk-node" });
     const title = svg("title", {});
     title.append(`${n.label} (${n.kind})`);
     const rect = svg("rect", { x, y, width: w, height: hh, rx: n.agent ? 6 : 2,
