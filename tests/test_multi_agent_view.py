@@ -5,12 +5,11 @@ and the agent graph (`%adk graph`) as well-formed, escaped SVG and as Mermaid te
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 from test_render import SCRIPT_PROBE, assert_safe_html
-from test_run_view import node, run_js, words
+from test_run_view import _Words, node, run_js, words
 
 from adk_notebook import (
     Content,
@@ -250,15 +249,6 @@ def test_the_live_view_streams_inner_events_into_the_card() -> None:
 
 
 # -- the live view shows the same words ------------------------------------------------------
-class _Words(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.words: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.words.append(data)
-
-
 def tracked(
     events: list[Event], agent_name: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
