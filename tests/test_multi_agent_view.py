@@ -20,9 +20,10 @@ from adk_notebook import (
     LlmAgent,
     Part,
     ScriptedModel,
+    SequentialAgent,
 )
 from adk_notebook.notebook.graph import agent_graph, graph_mermaid, layout
-from adk_notebook.notebook.render import graph_svg, state_html, state_text
+from adk_notebook.notebook.render import active_agent, graph_svg, state_html, state_text
 from adk_notebook.notebook.transcript import (
     Transcript,
     transcript_html,
@@ -301,6 +302,68 @@ def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> No
     ):
         assert part in shown, part
     assert "script" not in live[0]["tags"]
+
+
+GRAPH = layout(
+    agent_graph(
+        SequentialAgent(
+            name="pipeline",
+            sub_agents=[
+                LlmAgent(name=n, model=ScriptedModel(["ok"]))
+                for n in ("research", "writer")
+            ],
+        )
+    )
+)
+
+
+def test_the_running_agent_is_the_latest_lanes_or_the_one_behind_a_running_agent_tool() -> (
+    None
+):
+    transcript = Transcript(agent_name="lead")
+    assert active_agent(transcript.state()) == "lead"
+    events = agent_tool_run()
+    for event in events[:3]:
+        transcript.add(event)
+    assert active_agent(transcript.state()) == "research", (
+        "the AgentTool's agent, while its card runs"
+    )
+    for event in events[3:]:
+        transcript.add(event)
+    assert active_agent(transcript.state()) == "lead", (
+        "its card settled: the lead again"
+    )
+    for event in pipeline_run():
+        transcript.add(event)
+    assert active_agent(transcript.state()) == "writer"
+    transcript.finish()
+    assert active_agent(transcript.state()) is None, "nothing runs once the run is over"
+
+
+@node
+def test_the_live_graph_marks_the_running_agent(tmp_path: Path) -> None:
+    events = [*pipeline_run(), *agent_tool_run()[:3]]
+    transcript = Transcript(agent_name="pipeline", track=True, graph=GRAPH)
+    initial = {**transcript.state(), "seq": 0}
+    steps: list[dict[str, Any]] = []
+    for n, event in enumerate(events, 1):
+        transcript.add(event)
+        steps += [
+            {"custom": {"type": "delta", "seq": n, "ops": transcript.take_ops()}},
+            {"snap": True},
+        ]
+    (snaps,) = run_js(tmp_path, [{"state": initial, "steps": steps}])["views"]
+    marked = [s["active"] for s in snaps[:-1]]
+    # the user's message, research x3, writer x2, the lead (not in this graph), its AgentTool's research x2
+    assert marked == [
+        ["pipeline"],
+        *[["research"]] * 3,
+        *[["writer"]] * 2,
+        [],
+        *[["research"]] * 2,
+    ], marked
+    saved = graph_svg(GRAPH, active="writer")
+    assert 'class="adk-node adk-active" data-agent="writer"' in saved
 
 
 # -- the graph -------------------------------------------------------------------------------

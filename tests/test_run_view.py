@@ -491,6 +491,7 @@ const summary = (root, model) => ({
   images: root.all().filter((e) => e.tag === "img").map((e) => e.src.slice(0, 40)),
   sent: model.sent,
   stopHidden: root.all().find((e) => e.tag === "button").hidden,
+  active: root.all().filter((e) => (e.class || "").split(" ").includes("adk-active")).map((e) => e["data-agent"]),
 });
 const out = { views: [], markdown: [] };
 for (const scenario of input.views) {

@@ -347,11 +347,16 @@ def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
 
 
 def active_agent(state: dict[str, Any]) -> str | None:
-    """The agent running now: the latest lane's, else the run's; None once the run is over."""
+    """The agent running now: the latest lane's, or the agent behind a running AgentTool card,
+    else the run's; None once the run is over."""
     if state.get("status") != "running":
         return None
-    lanes = [item for item in state.get("items") or () if item.get("k") == "lane"]
-    return lanes[-1].get("author") if lanes else state.get("agent")
+    for item in reversed(state.get("items") or ()):
+        if item.get("k") == "lane":
+            return item.get("author")
+        if item.get("k") == "tool" and item.get("status") == "running" and item.get("inner"):
+            return item["inner"][-1][0]
+    return state.get("agent")
 
 
 def cut_note(tokens: int | None) -> str:

@@ -240,8 +240,12 @@ function drawGraph(lay) {
 /** @param {RunState} st @returns {string | null} the agent running now (render.py active_agent) */
 function activeAgent(st) {
   if (st.status !== "running") return null;
-  const lanes = st.items.filter((item) => item.k === "lane");
-  return lanes.length ? lanes[lanes.length - 1].author : st.agent;
+  for (let i = st.items.length - 1; i >= 0; i -= 1) {
+    const item = st.items[i];
+    if (item.k === "lane") return item.author;
+    if (item.k === "tool" && item.status === "running" && item.inner && item.inner.length) return item.inner.at(-1)[0];
+  }
+  return st.agent;
 }
 
 // -- the view -----------------------------------------------------------------------------------
