@@ -97,7 +97,7 @@ def _store(session: Session, event: Event, ctx: ToolContext) -> None:
 
 def _nested(event: Event, call_id: str) -> Event:
     """The child's event as the parent run streams it: partial (never stored), under its call."""
-    nested = Event(
+    return Event(
         event.author,
         event.content,
         event.invocation_id,
@@ -106,7 +106,5 @@ def _nested(event: Event, call_id: str) -> Event:
         progress=event.progress,
         usage=event.usage,
         metadata={**event.metadata, "parent_call_id": call_id},
+        actions=replace(event.actions),
     )
-    if event._actions is not None:
-        nested.actions = replace(event.actions)
-    return nested

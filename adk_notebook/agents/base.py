@@ -8,7 +8,7 @@ agent (its before/after-agent callbacks, its branch on its events) happens in on
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -40,7 +40,7 @@ class Agent(ABC):
 
     name: str
     description: str = ""
-    sub_agents: list[Agent]
+    sub_agents: Sequence[Agent] = ()
     parent: Agent | None = None
     transfers_by_model: ClassVar[bool] = (
         False  # its model may transfer: its children may transfer to peers
@@ -52,10 +52,10 @@ class Agent(ABC):
     )
 
     @abstractmethod
-    def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Yield the events of one invocation; the runner stores each complete one before resuming."""
 
-    async def invoke(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    def invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """Run this agent in `ctx` (a parent's context is fine): callbacks, then its own steps.
 
         Before-agent callbacks may answer instead of the agent; after-agent callbacks may add a
@@ -63,6 +63,13 @@ class Agent(ABC):
         """
         if ctx.agent_name != self.name:
             ctx = replace(ctx, agent_name=self.name)
+        if not (ctx.branch or self.before_agent_callback or self.after_agent_callback):
+            return self.run_invocation(
+                ctx
+            )  # nothing to add: each streamed chunk saves a hop
+        return self._invoke(ctx)
+
+    async def _invoke(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         if self.before_agent_callback:
             event = await self._agent_callback(self.before_agent_callback, ctx)
             if event is not None:

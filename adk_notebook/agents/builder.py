@@ -14,10 +14,11 @@ check happens in one place. `tool`, `toolset` and the callbacks add; the rest se
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..models.base import GenerateContentConfig, Llm
 from ..tools.base import Tool, Toolset
+from .base import Agent
 from .callbacks import Callback
 from .llm_agent import InstructionProvider, LlmAgent
 from .tool_policy import RetryBudget, ToolExecutionStrategy
@@ -35,6 +36,7 @@ class LlmAgentBuilder:
         self._toolsets: list[Toolset] = []
         self._retry_budgets: dict[str, RetryBudget] = {}
         self._callbacks: dict[str, list[Callback]] = {}
+        self._sub_agents: list[Agent] = []
 
     def _set(self, key: str, value: Any) -> LlmAgentBuilder:
         self._options[key] = value
@@ -122,6 +124,17 @@ class LlmAgentBuilder:
     def on_tool_error(self, callback: Callback) -> LlmAgentBuilder:
         return self._add_callback("on_tool_error", callback)
 
+    def sub_agent(self, agent: Agent) -> LlmAgentBuilder:
+        """Add an agent this one may transfer the conversation to."""
+        self._sub_agents.append(agent)
+        return self
+
+    def disallow_transfer_to_parent(self, disallow: bool = True) -> LlmAgentBuilder:
+        return self._set("disallow_transfer_to_parent", disallow)
+
+    def disallow_transfer_to_peers(self, disallow: bool = True) -> LlmAgentBuilder:
+        return self._set("disallow_transfer_to_peers", disallow)
+
     def build(self) -> LlmAgent:
         budgets: Mapping[str, RetryBudget] = dict(self._retry_budgets)
         return LlmAgent(
@@ -129,5 +142,6 @@ class LlmAgentBuilder:
             tools=list(self._tools),
             toolsets=list(self._toolsets),
             tool_retry_budgets=budgets,
-            **self._callbacks,
+            sub_agents=list(self._sub_agents),
+            **cast(dict[str, Any], self._callbacks),
         )

@@ -7,16 +7,16 @@ One invocation, top to bottom (`run_invocation`):
 3. tools: if it called tools, the dispatcher runs them as the agent's `tool_policy` says, their
    responses are stored, and the next turn starts at 1;
 4. decide: otherwise the answer is checked against the output schema (on a mismatch the model
-   is asked again with the error, back at 1) and it is the final response;
-5. end: after-agent callbacks.
+   is asked again with the error, back at 1) and it is the final response.
 
-Before-agent callbacks come first and may answer instead.
+A tool response that transfers (`transfer_to_agent`) ends the agent's turn there: the target
+runs at once. Before/after-agent callbacks run around all of it, in `Agent.invoke`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
@@ -181,7 +181,7 @@ class LlmAgent(Agent):
         return f"LlmAgent(name={self.name!r}, model={self.model!r}, tools={[t.name for t in self.tools]!r})"
 
     # -- the invocation ------------------------------------------------------------------------
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         # One generator for the whole invocation: each streamed chunk passes one hop fewer.
         model = self.resolve_model()
         tools = await self.resolve_tools(ReadonlyContext(ctx))

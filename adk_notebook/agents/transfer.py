@@ -11,7 +11,7 @@ unknown name is an error response the model reads, and the run goes on.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import AdkError
@@ -89,7 +89,7 @@ class TransferToAgentTool(Tool):
 
 async def transfer(
     source: Agent, target_name: str, ctx: InvocationContext
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Run the agent `source` transferred to, at once and in the same invocation."""
     target = transfer_targets(source).get(target_name)
     if target is None:  # set by hand in a callback: the same check the tool makes

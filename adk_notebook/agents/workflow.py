@@ -17,7 +17,7 @@ it; the other branches run meanwhile.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing, nullcontext, suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
@@ -72,7 +72,9 @@ class _Workflow(Agent):
 class SequentialAgent(_Workflow):
     """Runs its sub-agents one after another; each sees what the ones before it did."""
 
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(
+        self, ctx: InvocationContext
+    ) -> AsyncGenerator[Event, None]:
         for agent in self.sub_agents:
             async with aclosing(agent.invoke(ctx)) as events:
                 async for event in events:
@@ -92,7 +94,9 @@ class LoopAgent(_Workflow):
         self.max_iterations = _checked_max_iterations(self.name, max_iterations)
         return self
 
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(
+        self, ctx: InvocationContext
+    ) -> AsyncGenerator[Event, None]:
         for _ in _rounds(self.max_iterations):
             for agent in self.sub_agents:
                 escalated = False
@@ -103,9 +107,8 @@ class LoopAgent(_Workflow):
                             and event.actions.escalate
                             and _ENDED_LOOP not in event.metadata
                         ):
-                            event.metadata[_ENDED_LOOP] = (
-                                self.name
-                            )  # this loop takes it; outer ones do not
+                            # this loop takes it; outer ones do not
+                            event.metadata[_ENDED_LOOP] = self.name
                             escalated = True
                         yield event
                 if escalated:
@@ -119,7 +122,9 @@ class ParallelAgent(_Workflow):
     and one warning event names the key and both branches.
     """
 
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(
+        self, ctx: InvocationContext
+    ) -> AsyncGenerator[Event, None]:
         branches = [
             (agent, replace(ctx, branch=_branch(ctx, self.name, agent.name)))
             for agent in self.sub_agents
@@ -183,7 +188,9 @@ class MapAgent(Agent):
     def __repr__(self) -> str:
         return f"MapAgent(name={self.name!r}, sub_agent={self.sub_agent.name!r}, items_key={self.items_key!r})"
 
-    async def run_invocation(self, ctx: InvocationContext) -> AsyncIterator[Event]:
+    async def run_invocation(
+        self, ctx: InvocationContext
+    ) -> AsyncGenerator[Event, None]:
         items = ctx.session.state.get(self.items_key)
         if not isinstance(items, list | tuple):
             raise AdkError.agent(
@@ -197,14 +204,17 @@ class MapAgent(Agent):
             for i, item in enumerate(items)
         ]
         answers: dict[str, Any] = {}
+        depth = len(branches[0][1].branch.split(".")) if branches else 0
         async with aclosing(run_concurrently(branches, self.max_concurrency)) as events:
             async for event in events:
                 if (
                     not event.partial
-                    and event.author == self.sub_agent.name
+                    and event.content is not None
                     and event.is_final_response()
                 ):
-                    answers[event.branch] = (
+                    # the item's branch, also for answers from deeper inside a workflow sub-agent
+                    item_branch = ".".join(event.branch.split(".")[:depth])
+                    answers[item_branch] = (
                         event.output if event.output is not None else event.text
                     )
                 yield event
@@ -220,7 +230,7 @@ class MapAgent(Agent):
 
 async def run_concurrently(
     branches: Sequence[tuple[Agent, InvocationContext]], limit: int | None = None
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """The events of every branch as they come, each branch waiting until its event was taken.
 
     Closing this stream (a cancelled run) cancels every branch and waits for them; a branch's

@@ -5,19 +5,33 @@ from __future__ import annotations
 from adk_notebook import Agent, Event, InMemorySessionService, Runner
 
 
-async def run(agent: Agent, text: str, *, runner: Runner | None = None, session_id: str | None = None,
-              state: dict | None = None) -> tuple[list[Event], Runner, str]:
+async def run(
+    agent: Agent,
+    text: str,
+    *,
+    runner: Runner | None = None,
+    session_id: str | None = None,
+    state: dict | None = None,
+) -> tuple[list[Event], Runner, str]:
     """All events of one run (partial ones too), the runner and the session id."""
-    runner = runner or Runner(app_name="app", agent=agent, session_service=InMemorySessionService())
+    runner = runner or Runner(
+        app_name="app", agent=agent, session_service=InMemorySessionService()
+    )
     if session_id is None:
-        session = await runner.session_service.create(app_name="app", user_id="u", state=state)
+        session = await runner.session_service.create(
+            app_name="app", user_id="u", state=state
+        )
         session_id = session.id
-    events = [e async for e in runner.run(user_id="u", session_id=session_id, content=text)]
+    events = [
+        e async for e in runner.run(user_id="u", session_id=session_id, content=text)
+    ]
     return events, runner, session_id
 
 
 async def stored(runner: Runner, session_id: str) -> list[Event]:
-    session = await runner.session_service.get(app_name="app", user_id="u", session_id=session_id)
+    session = await runner.session_service.get(
+        app_name="app", user_id="u", session_id=session_id
+    )
     assert session is not None
     return session.events
 
@@ -27,5 +41,5 @@ def texts(events: list[Event]) -> list[tuple[str, str]]:
     return [(e.author, e.text) for e in events if not e.partial and e.text]
 
 
-def request_texts(request) -> list[str]:  # noqa: ANN001 - an LlmRequest
+def request_texts(request) -> list[str]:
     return [c.text for c in request.contents]

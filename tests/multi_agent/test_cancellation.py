@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from adk_notebook import FunctionCall, InMemorySessionService, LlmAgent, ParallelAgent, Runner, ScriptedModel, tool
+from adk_notebook import (
+    FunctionCall,
+    InMemorySessionService,
+    LlmAgent,
+    ParallelAgent,
+    Runner,
+    ScriptedModel,
+    tool,
+)
 
 from .helpers import stored
 
@@ -23,12 +31,18 @@ def _branch(name: str) -> LlmAgent:
             raise
         return {"done": True}
 
-    return LlmAgent(name=name, model=ScriptedModel([FunctionCall(f"wait_{name}", {}), "never"]), tools=[wait])
+    return LlmAgent(
+        name=name,
+        model=ScriptedModel([FunctionCall(f"wait_{name}", {}), "never"]),
+        tools=[wait],
+    )
 
 
 async def test_cancelling_a_parallel_run_answers_every_branch_call() -> None:
     both = ParallelAgent(name="both", sub_agents=[_branch("left"), _branch("right")])
-    runner = Runner(app_name="app", agent=both, session_service=InMemorySessionService())
+    runner = Runner(
+        app_name="app", agent=both, session_service=InMemorySessionService()
+    )
     session = await runner.session_service.create(app_name="app", user_id="u")
     calls_seen = asyncio.Event()
     seen: list[str] = []
@@ -52,6 +66,35 @@ async def test_cancelling_a_parallel_run_answers_every_branch_call() -> None:
     assert sorted(calls.values()) == ["both.left", "both.right"]
     assert set(answers) == set(calls)
     assert all(a["code"] == "cancelled" for a in answers.values())
-    assert sorted(stopped) == ["left", "right"]  # the branches' tools were stopped, not left running
+    assert sorted(stopped) == [
+        "left",
+        "right",
+    ]  # the branches' tools were stopped, not left running
     # the session is free and consistent: a new run on it starts at once
     assert not runner.cancel(user_id="u", session_id=session.id)
+
+
+async def test_a_failing_branch_stops_its_siblings_and_the_run_reports_its_error() -> (
+    None
+):
+    import pytest
+
+    from adk_notebook import AdkError
+
+    stopped.clear()
+    broken = LlmAgent(
+        name="broken", model=ScriptedModel([])
+    )  # its first model call fails
+    both = ParallelAgent(name="both", sub_agents=[_branch("steady"), broken])
+    runner = Runner(
+        app_name="app", agent=both, session_service=InMemorySessionService()
+    )
+    session = await runner.session_service.create(app_name="app", user_id="u")
+    with pytest.raises(AdkError) as caught:
+        async for _ in runner.run(user_id="u", session_id=session.id, content="go"):
+            pass
+    assert caught.value.code == "script_exhausted"
+    await asyncio.sleep(0)
+    events = await stored(runner, session.id)
+    answered = {r.id for e in events for r in e.function_responses()}
+    assert all(c.id in answered for e in events for c in e.function_calls())

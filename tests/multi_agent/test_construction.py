@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from adk_notebook import AdkError, AgentTool, LlmAgent, LoopAgent, MapAgent, ParallelAgent, ScriptedModel, SequentialAgent
+from adk_notebook import (
+    AdkError,
+    AgentTool,
+    LlmAgent,
+    LoopAgent,
+    MapAgent,
+    ParallelAgent,
+    ScriptedModel,
+    SequentialAgent,
+)
 
 
 def llm(name: str, *script: object) -> LlmAgent:
-    return LlmAgent(name=name, model=ScriptedModel(list(script) or ["ok"]), description=f"the {name} agent")
+    return LlmAgent(
+        name=name,
+        model=ScriptedModel(list(script) or ["ok"]),
+        description=f"the {name} agent",
+    )
 
 
 def test_children_know_their_parent_and_the_root() -> None:
@@ -34,7 +47,9 @@ def test_names_are_unique_in_a_tree_even_across_levels() -> None:
     inner = SequentialAgent(name="inner", sub_agents=[llm("writer")])
     with pytest.raises(AdkError) as caught:
         SequentialAgent(name="outer", sub_agents=[inner, llm("writer")])
-    assert caught.value.code == "duplicate_agent_name" and "'writer'" in str(caught.value)
+    assert caught.value.code == "duplicate_agent_name" and "'writer'" in str(
+        caught.value
+    )
     with pytest.raises(AdkError) as caught:
         SequentialAgent(name="writer", sub_agents=[llm("writer")])
     assert caught.value.code == "duplicate_agent_name"
@@ -53,18 +68,28 @@ def test_a_failed_construction_adopts_nobody() -> None:
     [
         lambda: SequentialAgent(name="not a name"),
         lambda: LoopAgent(name="loop", max_iterations=0),
-        lambda: MapAgent(name="each", sub_agent=llm("x"), items_key="k", output_key="o", max_concurrency=0),
+        lambda: MapAgent(
+            name="each",
+            sub_agent=llm("x"),
+            items_key="k",
+            output_key="o",
+            max_concurrency=0,
+        ),
         lambda: SequentialAgent(name="pipeline", sub_agents=["research"]),  # type: ignore[list-item]
     ],
 )
-def test_bad_settings_are_clear_config_errors(make) -> None:  # noqa: ANN001
+def test_bad_settings_are_clear_config_errors(make) -> None:
     with pytest.raises(AdkError) as caught:
         make()
     assert caught.value.code == "invalid_agent_config"
 
 
 def test_the_seed_style_builders_make_the_same_agents() -> None:
-    loop = LoopAgent.new("refine", [llm("critic"), llm("reviser")]).with_max_iterations(3).with_description("polish")
+    loop = (
+        LoopAgent.new("refine", [llm("critic"), llm("reviser")])
+        .with_max_iterations(3)
+        .with_description("polish")
+    )
     assert (loop.name, loop.max_iterations, loop.description) == ("refine", 3, "polish")
     assert [a.name for a in loop.sub_agents] == ["critic", "reviser"]
     both = ParallelAgent.new("both", [llm("pros"), llm("cons")])
@@ -75,6 +100,9 @@ def test_the_seed_style_builders_make_the_same_agents() -> None:
 def test_an_agent_tool_is_named_and_described_after_its_agent() -> None:
     research = llm("research")
     declaration = AgentTool(research).declaration()
-    assert declaration.name == "research" and declaration.description == "the research agent"
+    assert (
+        declaration.name == "research"
+        and declaration.description == "the research agent"
+    )
     assert declaration.parameters["required"] == ["request"]
     assert research.parent is None  # an agent used as a tool is not adopted
