@@ -103,6 +103,22 @@ def test_loop_and_map_options(shell: Any) -> None:
     )
 
 
+def test_a_map_runs_its_agent_once_per_item_each_in_its_branch(shell: Any) -> None:
+    get_workspace(shell).view_factory = GraphView
+    define(shell, "summarise", ["short one", "short two"])
+    run(
+        shell,
+        "%%agent each --map summarise --items topics --output-key summaries\nSummarise each topic.",
+    )
+    result = run(
+        shell, '%%chat each --state topics=\'["tea", "coffee"]\'\nSummarise them.'
+    )
+    assert sorted(result.state["summaries"]) == ["short one", "short two"], "one answer per item"
+    (view,) = FakeView.made
+    done = [e for e in view.events if not e.partial and e.author == "summarise"]
+    assert sorted(e.branch for e in done) == ["each.0", "each.1"]
+
+
 def test_sub_agents_and_agent_tools_on_an_llm_agent(shell: Any) -> None:
     define(shell, "billing", ["Billing here."])
     define(shell, "support", ["Support here."])
