@@ -180,7 +180,7 @@ class Transcript:
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
         self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
         self._parked: dict[tuple[str, str], _Text] = {}  # other lanes' turns still streaming
-        self._inner_open: dict[int, tuple[str, int]] = {}  # card -> (inner author, where its open text starts)
+        self._inner_open: dict[int, str] = {}  # card -> the inner agent whose turn streams into it
 
     # -- ops -------------------------------------------------------------------------------
     def _op(self, op: list[Any]) -> None:
@@ -294,16 +294,14 @@ class Transcript:
         text = "".join(p.text for p in content.parts if p.text and not p.thought)
         author = event.author
         if text:
-            open_ = self._inner_open.get(index)
-            if open_ is not None and open_[0] == author and inner and inner[-1][0] == author:
-                streamed = inner[-1][1][open_[1]:]
-                if text == streamed:
-                    self._inner_open.pop(index)
+            if self._inner_open.get(index) == author and inner and inner[-1][0] == author:
+                if text == inner[-1][1]:  # the finished turn: it repeats what streamed
+                    del self._inner_open[index]
                 else:
                     inner[-1][1] += text
             else:
                 inner.append([author, text])
-                self._inner_open[index] = (author, 0)
+                self._inner_open[index] = author
         for call in content.function_calls():
             inner.append([author, f"🔧 {call.name}"])
             self._inner_open.pop(index, None)
