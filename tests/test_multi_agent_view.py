@@ -5,6 +5,7 @@ and the agent graph (`%adk graph`) as well-formed, escaped SVG and as Mermaid te
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from adk_notebook import (
     ScriptedModel,
     SequentialAgent,
 )
+from adk_notebook.agents.agent_tool import AgentTool
 from adk_notebook.notebook.graph import agent_graph, graph_mermaid, layout
 from adk_notebook.notebook.render import active_agent, graph_svg, state_html, state_text
 from adk_notebook.notebook.transcript import (
@@ -421,3 +423,50 @@ def test_mermaid_text_names_every_node_and_keeps_labels_inert() -> None:
     assert "<" not in text and "&" not in text.replace("#38;", ""), (
         "every other character as a #code; entity"
     )
+
+
+def team() -> LlmAgent:
+    """A lead with a coordinator under it (two specialists, one with a tool) and a pipeline as a tool."""
+    m = ScriptedModel(["ok"])
+    billing = LlmAgent(name="billing", model=m, tools=[get_weather])
+    support = LlmAgent(name="support", model=m, disallow_transfer_to_parent=True)
+    desk = LlmAgent(name="desk", model=m, sub_agents=[billing, support])
+    writer = LlmAgent(name="writer", model=m)
+    pipeline = SequentialAgent(name="pipeline", sub_agents=[writer])
+    return LlmAgent(
+        name="lead", model=m, sub_agents=[desk], tools=[AgentTool(pipeline)]
+    )
+
+
+def test_a_whole_tree_is_drawn_layer_by_layer_without_overlaps() -> None:
+    graph = agent_graph(team())
+    kinds = sorted(
+        (e.source.split(":")[1], e.target.split(":")[1], e.kind) for e in graph.edges
+    )
+    assert ("lead", "pipeline", "agent_tool") in kinds and (
+        "pipeline",
+        "writer",
+        "tree",
+    ) in kinds
+    assert ("billing", "billing/get_weather", "tool") in kinds
+    transfers = {(a, b) for a, b, k in kinds if k == "transfer"}
+    assert transfers == {
+        ("lead", "desk"),
+        ("desk", "lead"),
+        ("desk", "billing"),
+        ("billing", "desk"),
+        ("desk", "support"),
+    }, "support may not hand back (disallow_transfer_to_parent)"
+    lay = layout(graph)
+    by_y: dict[int, list[int]] = {}
+    for n in lay["nodes"]:
+        by_y.setdefault(n["y"], []).append(n["x"])
+    assert len(by_y) == 4, "lead; desk, pipeline; billing, support, writer; get_weather"
+    for xs in by_y.values():
+        xs.sort()
+        assert all(b - a >= lay["node_w"] for a, b in pairwise(xs)), xs
+    assert all(0 <= n["x"] <= lay["width"] - lay["node_w"] for n in lay["nodes"])
+    assert all(0 <= n["y"] <= lay["height"] - lay["node_h"] for n in lay["nodes"])
+    ET.fromstring(graph_svg(lay))
+    mermaid = graph_mermaid(graph)
+    assert "-- AgentTool -->" in mermaid and mermaid.count("-. transfer .->") == 5
