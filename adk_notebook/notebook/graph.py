@@ -36,7 +36,7 @@ NODE_W, NODE_H = 150, 38  # a node's box, in SVG units
 GAP_X, GAP_Y = 16, 56  # between two boxes side by side, and between two layers
 MAX_LABEL = 20  # characters of a name drawn in a box; the whole name is its <title>
 
-_COLORS = {  # kind -> fill; the stroke is the theme's border colour
+_COLORS = {  # kind -> fill (light, with dark text: readable on light and dark themes)
     "llm": "#e3f2fd",
     "sequential": "#ede7f6",
     "parallel": "#fff3e0",
@@ -141,13 +141,9 @@ def _walk(
         )
     for sub in agent.sub_agents:
         sub_id = _walk(graph, sub, node_id)
-        if (
-            kind == "llm"
-        ):  # transfer_to_agent is offered to an LLM agent with sub-agents
+        if isinstance(agent, LlmAgent):  # it is offered transfer_to_agent
             graph.edges.append(Edge(node_id, sub_id, "transfer"))
-            if _kind(sub) == "llm" and not getattr(
-                sub, "disallow_transfer_to_parent", False
-            ):
+            if isinstance(sub, LlmAgent) and not sub.disallow_transfer_to_parent:
                 graph.edges.append(Edge(sub_id, node_id, "transfer"))
     return node_id
 
