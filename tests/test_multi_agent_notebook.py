@@ -140,7 +140,7 @@ def test_the_graphs(nb06: nbformat.NotebookNode) -> None:
     dotted = [
         p
         for p in svg.iter("{http://www.w3.org/2000/svg}path")
-        if p.get("stroke-dasharray")
+        if p.get("stroke-dasharray") == "5,4"
     ]
     assert len(dotted) == 4, (
         "desk may hand off to billing and support, and each may hand back"

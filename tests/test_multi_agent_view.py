@@ -467,6 +467,14 @@ def test_a_whole_tree_is_drawn_layer_by_layer_without_overlaps() -> None:
         assert all(b - a >= lay["node_w"] for a, b in pairwise(xs)), xs
     assert all(0 <= n["x"] <= lay["width"] - lay["node_w"] for n in lay["nodes"])
     assert all(0 <= n["y"] <= lay["height"] - lay["node_h"] for n in lay["nodes"])
-    ET.fromstring(graph_svg(lay))
+    svg = ET.fromstring(graph_svg(lay))
+    dashes = sorted(
+        p.get("stroke-dasharray", "solid")
+        for p in svg.iter(f"{SVG}path")
+        if p.get("class")
+    )
+    assert dashes == ["1,3", *["5,4"] * 5, *["solid"] * 5], (
+        "the agent tool dotted, transfers dashed"
+    )
     mermaid = graph_mermaid(graph)
     assert "-- AgentTool -->" in mermaid and mermaid.count("-. transfer .->") == 5

@@ -306,6 +306,9 @@ def _item_html(item: dict[str, Any]) -> str:
 
 
 # -- the agent graph (graph.py lays it out; run_view.js drawGraph draws the same) --------------
+EDGE_DASHES = {"transfer": "5,4", "agent_tool": "1,3"}  # solid: a sub-agent or a tool (as run_view.js)
+
+
 def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
     """An agent graph's layout (`graph.layout`) as one inline `<svg>`; agent `active`'s box is marked."""
     w, h = lay["node_w"], lay["node_h"]
@@ -318,7 +321,7 @@ def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
     )
     out = [head]
     for e in lay["edges"]:
-        dash = ' stroke-dasharray="5,4"' if e["kind"] == "transfer" else ""
+        dash = f' stroke-dasharray="{EDGE_DASHES[e["kind"]]}"' if e["kind"] in EDGE_DASHES else ""
         out.append(
             f'<path class="adk-edge adk-edge-{escape(e["kind"])}" d="{escape(e["d"])}" fill="none" stroke="#888"'
             f'{dash} marker-end="url(#adk-arrow)"/>'

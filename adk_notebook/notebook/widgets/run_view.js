@@ -188,6 +188,8 @@ function innerNode(inner) {
 }
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+/** @type {Record<string, string>} as render.py EDGE_DASHES: solid is a sub-agent or a tool */
+const EDGE_DASHES = { transfer: "5,4", agent_tool: "1,3" };
 
 /** @param {string} tag @param {Record<string, string | number>} attrs @returns {Element} */
 function svg(tag, attrs) {
@@ -214,7 +216,7 @@ function drawGraph(lay) {
   for (const e of lay.edges || []) {
     const attrs = { class: `adk-edge adk-edge-${e.kind}`, d: String(e.d), fill: "none", stroke: "#888",
                     "marker-end": "url(#adk-arrow)" };
-    if (e.kind === "transfer") attrs["stroke-dasharray"] = "5,4";
+    if (EDGE_DASHES[e.kind]) attrs["stroke-dasharray"] = EDGE_DASHES[e.kind];
     root.append(svg("path", attrs));
   }
   /** @type {Map<string, Element[][]>} */
