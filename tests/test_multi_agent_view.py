@@ -19,6 +19,7 @@ from adk_notebook import (
     FunctionCall,
     FunctionResponse,
     LlmAgent,
+    ParallelAgent,
     Part,
     ScriptedModel,
     SequentialAgent,
@@ -121,6 +122,27 @@ def test_parallel_branches_stream_into_their_own_lanes() -> None:
         (i["author"], i["text"], i["done"]) for i in state["items"] if i["k"] == "text"
     ] == [("pros", "For: cheap.", True), ("cons", "Against: cheap.", True)]
     assert "▸ pros · both.pros" in transcript_text(events, agent_name="both")
+
+
+def test_what_a_branch_adds_after_its_sibling_spoke_goes_under_its_own_header() -> None:
+    """A real ParallelAgent run: the branches stream at once, then each stores its answer."""
+    pros = LlmAgent(name="pros", model=ScriptedModel(["For it."]), output_key="pros")
+    cons = LlmAgent(
+        name="cons", model=ScriptedModel(["Against it."]), output_key="cons"
+    )
+    result = ParallelAgent(name="both", sub_agents=[pros, cons]).run("Go?")
+    text = transcript_text(result.events, agent_name="both")
+    in_lane = {}
+    lane = None
+    for line in text.splitlines():
+        if line.startswith("▸ "):
+            lane = line
+        elif line.startswith("state: "):
+            in_lane[line] = lane
+    assert in_lane == {
+        "state: pros = For it.": "▸ pros · both.pros",
+        "state: cons = Against it.": "▸ cons · both.cons",
+    }
 
 
 def test_a_branch_whose_turn_never_ended_is_closed_with_the_run() -> None:

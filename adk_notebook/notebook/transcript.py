@@ -180,6 +180,7 @@ class Transcript:
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
         self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
         self._parked: dict[tuple[str, str], _Text] = {}  # other lanes' turns still streaming
+        self._header = self._lane  # the lane whose header is the latest one in `items`
         self._inner_open: dict[int, str] = {}  # card -> the inner agent whose turn streams into it
 
     # -- ops -------------------------------------------------------------------------------
@@ -276,7 +277,11 @@ class Transcript:
         self._lane = lane
         self._open = self._parked.pop(lane, None)
         if self._open is None:
-            self._add(_Plain({"k": "lane", "author": lane[0], "branch": lane[1]}))
+            self._lane_header()
+
+    def _lane_header(self) -> None:
+        self._header = self._lane
+        self._add(_Plain({"k": "lane", "author": self._lane[0], "branch": self._lane[1]}))
 
     def _inner(self, event: Event) -> None:
         """An AgentTool's inner event, streamed live: its text and calls go inside that tool's card.
@@ -308,6 +313,8 @@ class Transcript:
         self._update(index, {"inner": inner})
 
     def _add(self, item: _Text | _Tool | _Plain) -> int:
+        if self._lane != self._header and not (isinstance(item, _Plain) and item.fields["k"] in ("lane", "user")):
+            self._lane_header()  # a branch that picked its turn up again adds below another lane: say whose it is
         index = len(self.items)
         if isinstance(item, _Text):
             item.index = index
