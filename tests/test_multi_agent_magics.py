@@ -113,7 +113,9 @@ def test_a_map_runs_its_agent_once_per_item_each_in_its_branch(shell: Any) -> No
     result = run(
         shell, '%%chat each --state topics=\'["tea", "coffee"]\'\nSummarise them.'
     )
-    assert sorted(result.state["summaries"]) == ["short one", "short two"], "one answer per item"
+    assert sorted(result.state["summaries"]) == ["short one", "short two"], (
+        "one answer per item"
+    )
     (view,) = FakeView.made
     done = [e for e in view.events if not e.partial and e.author == "summarise"]
     assert sorted(e.branch for e in done) == ["each.0", "each.1"]
