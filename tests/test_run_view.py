@@ -407,7 +407,7 @@ class E extends N {
   }
 }
 Frag.prototype.html = function () { return this.childNodes.map((c) => c.html()).join(""); };
-globalThis.document = { createElement: (t) => new E(t), createTextNode: (d) => new T(d), createDocumentFragment: () => new Frag() };
+globalThis.document = { createElement: (t) => new E(t), createElementNS: (_, t) => new E(t), createTextNode: (d) => new T(d), createDocumentFragment: () => new Frag() };
 // An inert document from markdown-it's HTML (well-formed: tags, double-quoted attributes, the
 // entities its escaping writes), as a browser's DOMParser gives it.
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"' };
@@ -491,6 +491,7 @@ const summary = (root, model) => ({
   images: root.all().filter((e) => e.tag === "img").map((e) => e.src.slice(0, 40)),
   sent: model.sent,
   stopHidden: root.all().find((e) => e.tag === "button").hidden,
+  active: root.all().filter((e) => (e.class || "").split(" ").includes("adk-active")).map((e) => e["data-agent"]),
 });
 const out = { views: [], markdown: [] };
 for (const scenario of input.views) {

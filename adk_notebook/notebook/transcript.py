@@ -107,7 +107,7 @@ class _Tool:
         return cls({
             "k": "tool", "id": call_id or "", "name": name, "args": cap(_json(args), MAX_ARGS),
             "status": "running", "duration": None, "attempts": None, "error": None, "result": None,
-            "media": [], "long_running": False, "traceback": None,
+            "media": [], "long_running": False, "traceback": None, "inner": [],
         })
 
     def append_log(self, chunk: str) -> None:
@@ -159,8 +159,10 @@ class Transcript:
     """
 
     def __init__(self, *, agent_name: str, prompt: str | None = None, session_id: str | None = None,
-                 track: bool = False, model: str | None = None, notice: str | None = None) -> None:
+                 track: bool = False, model: str | None = None, notice: str | None = None,
+                 graph: dict[str, Any] | None = None) -> None:
         self.agent_name = agent_name
+        self.graph = graph  # a multi-agent run's agent tree (graph.layout), drawn above the lanes
         self.prompt = prompt
         self.session_id = session_id
         self.model = model  # who answers; events name the model of each turn ("model" in their metadata)
@@ -182,6 +184,10 @@ class Transcript:
         self._track = track
         self._ops: list[list[Any]] = []
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
+        self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
+        self._parked: dict[tuple[str, str], _Text] = {}  # other lanes' turns still streaming
+        self._header = self._lane  # the lane whose header is the latest one in `items`
+        self._inner_open: dict[int, str] = {}  # card -> the inner agent whose turn streams into it
 
     # -- ops -------------------------------------------------------------------------------
     def _op(self, op: list[Any]) -> None:
@@ -221,6 +227,12 @@ class Transcript:
             self._progress(event.progress)
             return
         content = event.content
+        if event.metadata.get("parent_call_id"):
+            self._inner(event)
+            return
+        lane = (event.author, event.branch)
+        if lane != self._lane and event.author != "user":
+            self._switch_lane(lane)
         if event.partial:  # the hot path: one streamed chunk
             if content is not None:
                 for part in content.parts:
@@ -262,7 +274,55 @@ class Transcript:
         if event.error is not None:
             self._add(_Plain({"k": "error", "message": error_line(event.error)}))
 
+    # -- multi-agent: lanes and AgentTool internals -----------------------------------------
+    def _switch_lane(self, lane: tuple[str, str]) -> None:
+        """Go on in another agent's (or branch's) lane. A lane whose turn is still streaming
+        (parallel branches interleave) picks that turn up again; else a header item opens it,
+        so a single-agent run has none."""
+        if self._open is not None:
+            self._parked[self._lane] = self._open
+            self._open = None
+        self._lane = lane
+        self._open = self._parked.pop(lane, None)
+        if self._open is None:
+            self._lane_header()
+
+    def _lane_header(self) -> None:
+        self._header = self._lane
+        self._add(_Plain({"k": "lane", "author": self._lane[0], "branch": self._lane[1]}))
+
+    def _inner(self, event: Event) -> None:
+        """An AgentTool's inner event, streamed live: its text and calls go inside that tool's card.
+
+        They arrive as partial events, streamed chunks and the finished turn alike; a turn that
+        repeats what streamed since its author started is that turn ending, not new text.
+        """
+        call_id = str(event.metadata["parent_call_id"])
+        index = self._card(call_id, "")
+        fields = self.items[index].fields  # type: ignore[union-attr]
+        inner: list[list[str]] = [list(seg) for seg in fields.get("inner") or ()]
+        content = event.content
+        if content is None:
+            return
+        text = "".join(p.text for p in content.parts if p.text and not p.thought)
+        author = event.author
+        if text:
+            if self._inner_open.get(index) == author and inner and inner[-1][0] == author:
+                if text == inner[-1][1]:  # the finished turn: it repeats what streamed
+                    del self._inner_open[index]
+                else:
+                    inner[-1][1] += text
+            else:
+                inner.append([author, text])
+                self._inner_open[index] = author
+        for call in content.function_calls():
+            inner.append([author, f"🔧 {call.name}"])
+            self._inner_open.pop(index, None)
+        self._update(index, {"inner": inner})
+
     def _add(self, item: _Text | _Tool | _Plain) -> int:
+        if self._lane != self._header and not (isinstance(item, _Plain) and item.fields["k"] in ("lane", "user")):
+            self._lane_header()  # a branch that picked its turn up again adds below another lane: say whose it is
         index = len(self.items)
         if isinstance(item, _Text):
             item.index = index
@@ -443,6 +503,10 @@ class Transcript:
         well, never answered (a history with a call but no response).
         """
         self._close_text()
+        for turn in self._parked.values():  # branches whose turn never ended
+            self._open = turn
+            self._close_text()
+        self._parked.clear()
         settled = "unanswered" if status == "done" else "cancelled"
         for index, item in enumerate(self.items):
             if isinstance(item, _Tool) and item.fields["status"] == "running":
@@ -475,6 +539,7 @@ class Transcript:
             "elapsed": self.elapsed,
             "usage": self._usage_json() if self.has_usage else None,
             "items": [item.json() for item in self.items],
+            **({"graph": self.graph} if self.graph else {}),
         })
 
 

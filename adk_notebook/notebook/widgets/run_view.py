@@ -87,9 +87,9 @@ class RunView:
     """
 
     def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
-                 notice: str | None = None) -> None:
+                 notice: str | None = None, graph: dict[str, Any] | None = None) -> None:
         self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True,
-                                      model=model, notice=notice)
+                                      model=model, notice=notice, graph=graph)
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
         self._last_flush = float("-inf")  # nothing sent yet: the first delta goes at once
