@@ -21,8 +21,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from . import kernel
 from ..agents.agent_tool import AgentTool
+from . import kernel
 from .display import Display
 from .kernel import ChatPlan, ChatResult
 from .render import escape

@@ -299,7 +299,7 @@ class Transcript:
         """
         call_id = str(event.metadata["parent_call_id"])
         index = self._card(call_id, "")
-        fields = self.items[index].fields  # type: ignore[union-attr]
+        fields = self.items[index].fields  # type: ignore[union-attr]  # the index of a tool card
         inner: list[list[str]] = [list(seg) for seg in fields.get("inner") or ()]
         content = event.content
         if content is None:
