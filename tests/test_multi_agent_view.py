@@ -159,6 +159,38 @@ def test_a_branch_whose_turn_never_ended_is_closed_with_the_run() -> None:
     ] == [("For", True), ("Against", True)]
 
 
+def thinking_branches_run() -> list[Event]:
+    """Two branches thinking at once: their thoughts interleave, then one answers, one calls a tool."""
+
+    def branch(author: str, parts: list[Part], partial: bool = True) -> Event:
+        return Event(author, Content("model", parts), partial=partial, branch=f"both.{author}")
+
+    def thought(text: str) -> Part:
+        return Part(text=text, thought=True)
+
+    return [
+        branch("pros", [thought("Weigh ")]),
+        branch("cons", [thought("Doubt ")]),
+        branch("pros", [thought("the cost.")]),
+        branch("cons", [thought("the risk.")]),
+        branch("pros", [Part(text="For it.")]),
+        branch("pros", [thought("Weigh the cost."), Part(text="For it.")], False),
+        branch("cons", [thought("Doubt the risk."), Part(function_call=FunctionCall("look_up", {}, id="c1"))], False),
+    ]
+
+
+def test_parallel_branches_thoughts_stream_into_their_own_lanes_once() -> None:
+    """Each branch's thoughts are one folded item in its lane, never cut where the other spoke,
+    and a turn that ends in a call without text does not repeat the thoughts that streamed."""
+    events = thinking_branches_run()
+    state = folded(events, "both")
+    thoughts = [(i["author"], i["text"], i["done"]) for i in state["items"] if i["k"] == "thoughts"]
+    assert thoughts == [("pros", "Weigh the cost.", True), ("cons", "Doubt the risk.", True)]
+    assert lanes(state) == [("pros", "both.pros"), ("cons", "both.cons"), ("pros", "both.pros"), ("cons", "both.cons")]
+    text = transcript_text(events, agent_name="both")
+    assert text.count("Weigh the cost.") == 1 and text.count("Doubt the risk.") == 1
+
+
 def test_a_single_agent_run_has_no_lanes() -> None:
     events = [
         Event("bot", Content.model("Hi"), partial=True),
@@ -295,7 +327,7 @@ def tracked(
 
 @node
 def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> None:
-    events = [*pipeline_run(), *parallel_run(), *agent_tool_run()]
+    events = [*pipeline_run(), *parallel_run(), *thinking_branches_run(), *agent_tool_run()]
     initial, deltas, final = tracked(events, "pipeline")
     (live, saved_view) = run_js(
         tmp_path,
@@ -321,6 +353,8 @@ def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> No
         "▸pros·both.pros",
         "▸cons·both.cons",
         "▸lead",
+        "Weighthecost.",
+        "Doubttherisk.",
         "research:Lookingitup",
         "research:🔧search",
     ):

@@ -176,7 +176,7 @@ class Transcript:
         self.items: list[_Text | _Tool | _Plain] = []
         self._open: _Text | None = None  # the text turn being streamed
         self._thinking: _Text | None = None  # the thoughts being streamed
-        self._thought_streamed = False  # this model turn's thoughts came as chunks
+        self._thought_streamed: set[tuple[str, str]] = set()  # lanes whose turn's thoughts came as chunks
         self._cards: dict[str, list[int]] = {}  # call id ("" for none) -> its tool cards, oldest first
         self._seen_prompt = prompt is None
         self._first_ts: float | None = None
@@ -185,7 +185,8 @@ class Transcript:
         self._ops: list[list[Any]] = []
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
         self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
-        self._parked: dict[tuple[str, str], _Text] = {}  # other lanes' turns still streaming
+        # other lanes' turns still streaming: (text, thoughts), as _open and _thinking
+        self._parked: dict[tuple[str, str], tuple[_Text | None, _Text | None]] = {}
         self._header = self._lane  # the lane whose header is the latest one in `items`
         self._inner_open: dict[int, str] = {}  # card -> the inner agent whose turn streams into it
 
@@ -276,15 +277,14 @@ class Transcript:
 
     # -- multi-agent: lanes and AgentTool internals -----------------------------------------
     def _switch_lane(self, lane: tuple[str, str]) -> None:
-        """Go on in another agent's (or branch's) lane. A lane whose turn is still streaming
-        (parallel branches interleave) picks that turn up again; else a header item opens it,
-        so a single-agent run has none."""
-        if self._open is not None:
-            self._parked[self._lane] = self._open
-            self._open = None
+        """Go on in another agent's (or branch's) lane. A lane whose turn (its text or its
+        thoughts) is still streaming (parallel branches interleave) picks that turn up again;
+        else a header item opens it, so a single-agent run has none."""
+        if self._open is not None or self._thinking is not None:
+            self._parked[self._lane] = (self._open, self._thinking)
         self._lane = lane
-        self._open = self._parked.pop(lane, None)
-        if self._open is None:
+        self._open, self._thinking = self._parked.pop(lane, (None, None))
+        if self._open is None and self._thinking is None:
             self._lane_header()
 
     def _lane_header(self) -> None:
@@ -345,7 +345,7 @@ class Transcript:
             self._close_text()
             item = self._thinking = _Text(author, [], False, "thoughts")
             self._add(item)
-        self._thought_streamed = True
+        self._thought_streamed.add(self._lane)
         item.chunks.append(text)
         self._chunk("t", item.index, text)
 
@@ -385,10 +385,10 @@ class Transcript:
         text = event.text
         thoughts = "".join(p.text for p in content.parts if p.thought and p.text)
         streaming = self._open is not None and self._open.author == event.author
-        if thoughts and not self._thought_streamed and not streaming:
+        if thoughts and self._lane not in self._thought_streamed and not streaming:
             self._close_text()
             self._add(_Text(event.author, [thoughts], True, "thoughts"))
-        self._thought_streamed = False
+        self._thought_streamed.discard(self._lane)
         if self._open is not None and self._open.author == event.author:
             self._close_text(text)
         else:
@@ -504,7 +504,7 @@ class Transcript:
         """
         self._close_text()
         for turn in self._parked.values():  # branches whose turn never ended
-            self._open = turn
+            self._open, self._thinking = turn
             self._close_text()
         self._parked.clear()
         settled = "unanswered" if status == "done" else "cancelled"
