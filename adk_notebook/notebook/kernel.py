@@ -52,6 +52,7 @@ from ..core.errors import AdkError
 from ..core.events import Event, EventActions, new_id
 from ..runner import Runner, RunResult
 from ..sessions.base import BaseSessionService
+from .graph import run_graph
 
 __all__ = [
     "CHAT_FUNCTION",
@@ -139,8 +140,10 @@ class ChatPlan:
     notice: str | None = None  # one line the view shows about that model (a tiny demo model)
 
     def view_kwargs(self) -> dict[str, Any]:
-        return {"agent_name": self.agent.name, "prompt": self.message, "session_id": self.session_id,
-                "model": self.model, "notice": self.notice}
+        kwargs = {"agent_name": self.agent.name, "prompt": self.message, "session_id": self.session_id,
+                  "model": self.model, "notice": self.notice}
+        graph = run_graph(self.agent)
+        return {**kwargs, "graph": graph} if graph else kwargs
 
 
 async def open_session(plan: ChatPlan) -> None:

@@ -21,9 +21,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from ..agents.agent_tool import AgentTool
 from . import kernel
 from .display import Display
 from .kernel import ChatPlan, ChatResult
+from .render import escape
 from .tables import agent_card, tool_cards
 from .workspace import Workspace
 
@@ -58,6 +60,11 @@ def _parse(magic: Callable[..., Any], line: str, prefix: str) -> Any:
         raise UsageError(f"{prefix}: {exc}") from None
     except ValueError as exc:  # unbalanced quotes
         raise UsageError(f"{prefix}: {exc} in {line.strip()!r}") from None
+
+
+_WORKFLOWS = ("sequential", "parallel", "loop", "map")
+_WORKFLOW_REFUSES = ("model", "tools", "toolsets", "strategy", "max_iterations", "output_key", "output_schema",
+                     "include_contents", "sub_agents", "agent_tools", "items", "max_concurrency")
 
 
 def _names(values: Sequence[str] | None) -> list[str]:
@@ -130,20 +137,63 @@ class AdkMagics(Magics):
     @argument("--output-schema", metavar="VAR", help="A variable holding a pydantic model or JSON schema for the answer.")
     @argument("--include-contents", choices=["default", "none"], help="Send the conversation so far, or only this message.")
     @argument("--description", help="What the agent does.")
+    @argument("--sub-agents", action="append", metavar="A,B", help="Agents it may hand the conversation to "
+              "(transfer_to_agent).")
+    @argument("--agent-tools", action="append", metavar="A,B", help="Agents it may call as tools (AgentTool).")
+    @argument("--sequential", metavar="A,B", help="Not an LLM agent: run these agents one after another.")
+    @argument("--parallel", metavar="A,B", help="Not an LLM agent: run these agents at the same time, each in its branch.")
+    @argument("--loop", metavar="A,B", help="Not an LLM agent: run these in turn until one calls exit_loop or "
+              "--max-iterations rounds are done.")
+    @argument("--map", metavar="A", help="Not an LLM agent: run A once per item of the state list --items.")
+    @argument("--items", metavar="KEY", help="--map: the state key of the list to map over.")
+    @argument("--max-concurrency", type=int, metavar="N", help="--map: most items running at once (default: all).")
     @no_var_expand
     @cell_magic
     def agent(self, line: str, cell: str) -> Display:
         """Define an LlmAgent; the cell body is its instruction ({var} is filled from session state).
 
+        With --sequential / --parallel / --loop A,B or --map A --items KEY it defines a workflow
+        agent over agents defined before, and the body is its description.
         Redefining an agent replaces it; its sessions go on with the new definition.
         """
         args = _parse(self.agent, line, "%%agent")
+        workflow = [(kind, getattr(args, kind)) for kind in _WORKFLOWS if getattr(args, kind)]
+        if workflow:
+            return self._workflow(args, workflow, cell.strip())
+        for option in ("items", "max_concurrency"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"%%agent {args.name}: --{option.replace('_', '-')} is for --map.")
         agent = self.workspace.define_agent(
             args.name, cell.strip(), model=args.model, tools=_names(args.tools), toolsets=_names(args.toolsets),
             strategy=args.strategy, max_iterations=args.max_iterations, output_key=args.output_key,
             output_schema=args.output_schema, include_contents=args.include_contents, description=args.description,
+            sub_agents=_names(args.sub_agents), agent_tools=_names(args.agent_tools),
         )
-        return agent_card(agent)
+        card = agent_card(agent)
+        if agent.sub_agents or any(isinstance(t, AgentTool) for t in agent.tools):
+            graph = self.workspace.graph_view(agent.name)
+            return Display(card.html + graph.html, card.text)
+        return card
+
+    def _workflow(self, args: Any, workflow: list[tuple[str, str]], body: str) -> Display:
+        """`%%agent NAME --sequential a,b` and its kin; options only an LLM agent has are refused."""
+        name = args.name
+        if len(workflow) > 1:
+            raise UsageError(f"%%agent {name}: choose one of {', '.join('--' + k for k, _ in workflow)}.")
+        kind, agents = workflow[0]
+        allowed = {"loop": {"max_iterations"}, "map": {"items", "output_key", "max_concurrency"}}.get(kind, set())
+        given = [o for o in _WORKFLOW_REFUSES if getattr(args, o) and o not in allowed]
+        if given:
+            flags = ", ".join("--" + o.replace("_", "-") for o in given)
+            raise UsageError(f"%%agent {name} --{kind}: {flags} {'is' if len(given) == 1 else 'are'} not for a "
+                             f"{kind} agent (it runs other agents; give those options to them).")
+        agent = self.workspace.define_workflow(
+            name, kind, _names([agents]), description=args.description or body, max_iterations=args.max_iterations,
+            items_key=args.items, output_key=args.output_key, max_concurrency=args.max_concurrency,
+        )
+        graph = self.workspace.graph_view(agent.name)
+        line = f"agent {name}: {kind} of {', '.join(a.name for a in agent.sub_agents)}"
+        return Display(f"<div>agent <code><b>{escape(name)}</b></code> · {escape(kind)}</div>{graph.html}", line)
 
     @magic_arguments("%mcp")
     @argument("--timeout", type=float, metavar="S", help="Seconds one tool call may take (default 30; a server's "
@@ -209,9 +259,10 @@ class AdkMagics(Magics):
 
     @magic_arguments()
     @argument("command", nargs="?",
-              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp"],
+              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp",
+                       "graph"],
               help="What to show (default: tools and agents).")
-    @argument("target", nargs="?", help="The AGENT (state, request), TOOL (schema), model STRING (model) or MCP "
+    @argument("target", nargs="?", help="The AGENT (state, request, graph), TOOL (schema), model STRING (model) or MCP "
               "server (mcp).")
     @argument("--session", metavar="ID", help="state/request: the session (default: the agent's current one).")
     @argument("--user", metavar="U", help="state/request: the user id.")
@@ -220,6 +271,7 @@ class AdkMagics(Magics):
               help="request: the provider wire format(s) to show (default: the agent's model's, else all).")
     @argument("--use", metavar="VAR|URL", help="sessions: keep chat sessions in this session service variable, or "
               "the one a URL names (memory, sqlite:///chats.db, postgresql://...), from now on.")
+    @argument("--mermaid", action="store_true", help="graph: print Mermaid flowchart text instead of drawing SVG.")
     @no_var_expand
     @line_magic
     def adk(self, line: str) -> Display | EvalReport:
@@ -227,6 +279,7 @@ class AdkMagics(Magics):
 
         %adk tools | agents | sessions [--use VAR|URL] | state AGENT [--session ID] | schema TOOL
         %adk request AGENT [--message TEXT] [--provider P] | reset | model [STRING] | models | mcp [SERVER]
+        %adk graph AGENT [--mermaid]
         %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
         %adk trace [AGENT] [--file PATH] [--run N]
         """
@@ -240,7 +293,7 @@ class AdkMagics(Magics):
             return trace_command(self.workspace, line.strip()[len("trace") :])
         args = _parse(self.adk, line, "%adk")
         ws, command, target = self.workspace, args.command, args.target
-        needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL"}
+        needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL", "graph": "AGENT"}
         if command in needs and not target:
             raise UsageError(f"%adk {command} needs a {needs[command]}: %adk {command} {needs[command]}.")
         if target and command not in (*needs, "model", "mcp"):
@@ -258,6 +311,8 @@ class AdkMagics(Magics):
             return ws.state_table(target, args.session, args.user)
         if command == "schema":
             return ws.schema_view(target)
+        if command == "graph":
+            return ws.graph_view(target, mermaid=args.mermaid)
         if command == "request":
             return ws.request_view(target, args.session, args.user, args.message, args.provider)
         if command == "reset":

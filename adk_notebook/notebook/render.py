@@ -39,7 +39,10 @@ __all__ = [
     "clean_text",
     "cut_note",
     "error_line",
+    "active_agent",
     "escape",
+    "graph_svg",
+    "lane_label",
     "markdown_to_html",
     "punctuation_ranges",
     "safe_url",
@@ -279,6 +282,8 @@ def _tool_html(card: dict[str, Any]) -> str:
         parts.append(f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">traceback</summary>'
                      f'<pre style="{_PRE}">{escape(card["traceback"])}</pre></details>')
     parts.extend(_media_html(m) for m in card.get("media") or ())
+    if card.get("inner"):
+        parts.append(_inner_html(card["inner"]))
     parts.append("</div>")
     return "".join(parts)
 
@@ -319,6 +324,18 @@ def _native_html(item: dict[str, Any]) -> str:
     return "".join(parts) + "</div>"
 
 
+def lane_label(item: dict[str, Any]) -> str:
+    """The header of an agent's lane: its name, and the parallel branch it runs in."""
+    return f"▸ {item.get('author') or 'agent'}" + (f" · {item['branch']}" if item.get("branch") else "")
+
+
+def _inner_html(inner: Sequence[Sequence[str]]) -> str:
+    """What the agent behind an AgentTool said and called, inside that tool's card."""
+    rows = "".join(f'<div class="adk-inner"><span style="{_MUTED};font-weight:600">{escape(author)}:</span> '
+                   f'<span style="white-space:pre-wrap">{escape(text)}</span></div>' for author, text in inner)
+    return f'<div style="border-left:2px solid {_STATUS_COLOR["running"]};padding-left:6px;margin:4px 0">{rows}</div>'
+
+
 def _item_html(item: dict[str, Any]) -> str:
     kind = item.get("k")
     if kind in ("thoughts", "code", "grounding"):
@@ -342,10 +359,70 @@ def _item_html(item: dict[str, Any]) -> str:
         return f'<div style="font-size:12px;margin:2px 0"><span style="{_MUTED}">state:</span> {" · ".join(rows)}</div>'
     if kind == "error":
         return f'<div style="color:{_STATUS_COLOR["error"]};margin:4px 0">⚠ {escape(item["message"])}</div>'
+    if kind == "lane":
+        return (f'<div class="adk-lane" style="font-weight:600;margin:8px 0 2px;padding-top:4px;'
+                f'border-top:{_BORDER}">{escape(lane_label(item))}</div>')
     if kind == "cut":
         return (f'<div class="adk-cut" style="color:{_STATUS_COLOR["cancelled"]};font-size:12px;margin:2px 0">'
                 f'{escape(cut_note(item.get("tokens")))}</div>')
     return ""
+
+
+# -- the agent graph (graph.py lays it out; run_view.js drawGraph draws the same) --------------
+EDGE_DASHES = {"transfer": "5,4", "agent_tool": "1,3"}  # solid: a sub-agent or a tool (as run_view.js)
+
+
+def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
+    """An agent graph's layout (`graph.layout`) as one inline `<svg>`; agent `active`'s box is marked."""
+    w, h = lay["node_w"], lay["node_h"]
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="adk-graph" width="{lay["width"]}" height="{lay["height"]}" '
+        f'viewBox="0 0 {lay["width"]} {lay["height"]}" role="img" aria-label="agent graph" '
+        'style="font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px">'
+        '<defs><marker id="adk-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>'
+    )
+    out = [head]
+    for e in lay["edges"]:
+        dash = f' stroke-dasharray="{EDGE_DASHES[e["kind"]]}"' if e["kind"] in EDGE_DASHES else ""
+        out.append(
+            f'<path class="adk-edge adk-edge-{escape(e["kind"])}" d="{escape(e["d"])}" fill="none" stroke="#888"'
+            f'{dash} marker-end="url(#adk-arrow)"/>'
+        )
+    for n in lay["nodes"]:
+        running = active is not None and n["agent"] == active
+        fill = lay["colors"].get(n["kind"], "#eee")
+        stroke = (
+            ' stroke="#1976d2" stroke-width="3"'
+            if running
+            else ' stroke="#999" stroke-width="1"'
+        )
+        agent = f' data-agent="{escape(n["agent"])}"' if n["agent"] else ""
+        out.append(
+            f'<g class="adk-node{" adk-active" if running else ""}"{agent}><title>{escape(n["label"])} '
+            f"({escape(n['kind'])})</title>"
+            f'<rect x="{n["x"]}" y="{n["y"]}" width="{w}" height="{h}" rx="{6 if n["agent"] else 2}" '
+            f'fill="{escape(fill)}"{stroke}/>'
+            f'<text x="{n["x"] + w / 2:g}" y="{n["y"] + 16}" text-anchor="middle" fill="#222" '
+            f'font-weight="600">{escape(n["short"])}</text>'
+            f'<text x="{n["x"] + w / 2:g}" y="{n["y"] + 30}" text-anchor="middle" fill="#666" '
+            f'font-size="10">{escape(n["kind"])}</text></g>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def active_agent(state: dict[str, Any]) -> str | None:
+    """The agent running now: the latest lane's, or the agent behind a running AgentTool card,
+    else the run's; None once the run is over."""
+    if state.get("status") != "running":
+        return None
+    for item in reversed(state.get("items") or ()):
+        if item.get("k") == "lane":
+            return item.get("author")
+        if item.get("k") == "tool" and item.get("status") == "running" and item.get("inner"):
+            return item["inner"][-1][0]
+    return state.get("agent")
 
 
 def cut_note(tokens: int | None) -> str:
@@ -380,6 +457,9 @@ def state_html(state: dict[str, Any], *, after: str = "") -> str:
     if state.get("prompt"):
         parts.append(f'<div style="margin:4px 0;padding:4px 8px;border-left:3px solid {_STATUS_COLOR["running"]};'
                      f'white-space:pre-wrap">{escape(state["prompt"])}</div>')
+    if state.get("graph"):
+        parts.append(f'<div class="adk-graph-box" style="overflow-x:auto;margin:4px 0">'
+                     f'{graph_svg(state["graph"], active=active_agent(state))}</div>')
     parts.extend(_item_html(item) for item in state.get("items") or ())
     if state.get("error"):
         parts.append(f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>')
@@ -429,6 +509,9 @@ def state_text(state: dict[str, Any]) -> str:
             if item.get("result") is not None:
                 lines.append("    result: " + " ".join(cap(item["result"], 300).split()))
             lines.extend("    " + _media_text(m) for m in item.get("media") or ())
+            lines.extend(_indent(f"{author}: {text}", "    » ") for author, text in item.get("inner") or ())
+        elif kind == "lane":
+            lines.append(lane_label(item))
         elif kind == "media":
             lines.extend(_media_text(m) for m in item.get("media") or ())
         elif kind == "state":

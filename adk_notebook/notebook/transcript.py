@@ -107,7 +107,7 @@ class _Tool:
         return cls({
             "k": "tool", "id": call_id or "", "name": name, "args": cap(_json(args), MAX_ARGS),
             "status": "running", "duration": None, "attempts": None, "error": None, "result": None,
-            "media": [], "long_running": False, "traceback": None,
+            "media": [], "long_running": False, "traceback": None, "inner": [],
         })
 
     def append_log(self, chunk: str) -> None:
@@ -159,8 +159,10 @@ class Transcript:
     """
 
     def __init__(self, *, agent_name: str, prompt: str | None = None, session_id: str | None = None,
-                 track: bool = False, model: str | None = None, notice: str | None = None) -> None:
+                 track: bool = False, model: str | None = None, notice: str | None = None,
+                 graph: dict[str, Any] | None = None) -> None:
         self.agent_name = agent_name
+        self.graph = graph  # a multi-agent run's agent tree (graph.layout), drawn above the lanes
         self.prompt = prompt
         self.session_id = session_id
         self.model = model  # who answers; events name the model of each turn ("model" in their metadata)
@@ -174,7 +176,7 @@ class Transcript:
         self.items: list[_Text | _Tool | _Plain] = []
         self._open: _Text | None = None  # the text turn being streamed
         self._thinking: _Text | None = None  # the thoughts being streamed
-        self._thought_streamed = False  # this model turn's thoughts came as chunks
+        self._thought_streamed: set[tuple[str, str]] = set()  # lanes whose turn's thoughts came as chunks
         self._cards: dict[str, list[int]] = {}  # call id ("" for none) -> its tool cards, oldest first
         self._seen_prompt = prompt is None
         self._first_ts: float | None = None
@@ -182,6 +184,11 @@ class Transcript:
         self._track = track
         self._ops: list[list[Any]] = []
         self._run: list[Any] | None = None  # the op being coalesced: ["t"|"l", index, [chunks]]
+        self._lane = (agent_name, "")  # the (author, branch) whose lane is open: the run's agent at first
+        # other lanes' turns still streaming: (text, thoughts), as _open and _thinking
+        self._parked: dict[tuple[str, str], tuple[_Text | None, _Text | None]] = {}
+        self._header = self._lane  # the lane whose header is the latest one in `items`
+        self._inner_open: dict[int, str] = {}  # card -> the inner agent whose turn streams into it
 
     # -- ops -------------------------------------------------------------------------------
     def _op(self, op: list[Any]) -> None:
@@ -221,6 +228,12 @@ class Transcript:
             self._progress(event.progress)
             return
         content = event.content
+        if event.metadata.get("parent_call_id"):
+            self._inner(event)
+            return
+        lane = (event.author, event.branch)
+        if lane != self._lane and event.author != "user":
+            self._switch_lane(lane)
         if event.partial:  # the hot path: one streamed chunk
             if content is not None:
                 for part in content.parts:
@@ -262,7 +275,54 @@ class Transcript:
         if event.error is not None:
             self._add(_Plain({"k": "error", "message": error_line(event.error)}))
 
+    # -- multi-agent: lanes and AgentTool internals -----------------------------------------
+    def _switch_lane(self, lane: tuple[str, str]) -> None:
+        """Go on in another agent's (or branch's) lane. A lane whose turn (its text or its
+        thoughts) is still streaming (parallel branches interleave) picks that turn up again;
+        else a header item opens it, so a single-agent run has none."""
+        if self._open is not None or self._thinking is not None:
+            self._parked[self._lane] = (self._open, self._thinking)
+        self._lane = lane
+        self._open, self._thinking = self._parked.pop(lane, (None, None))
+        if self._open is None and self._thinking is None:
+            self._lane_header()
+
+    def _lane_header(self) -> None:
+        self._header = self._lane
+        self._add(_Plain({"k": "lane", "author": self._lane[0], "branch": self._lane[1]}))
+
+    def _inner(self, event: Event) -> None:
+        """An AgentTool's inner event, streamed live: its text and calls go inside that tool's card.
+
+        They arrive as partial events, streamed chunks and the finished turn alike; a turn that
+        repeats what streamed since its author started is that turn ending, not new text.
+        """
+        call_id = str(event.metadata["parent_call_id"])
+        index = self._card(call_id, "")
+        fields = self.items[index].fields  # type: ignore[union-attr]  # the index of a tool card
+        inner: list[list[str]] = [list(seg) for seg in fields.get("inner") or ()]
+        content = event.content
+        if content is None:
+            return
+        text = "".join(p.text for p in content.parts if p.text and not p.thought)
+        author = event.author
+        if text:
+            if self._inner_open.get(index) == author and inner and inner[-1][0] == author:
+                if text == inner[-1][1]:  # the finished turn: it repeats what streamed
+                    del self._inner_open[index]
+                else:
+                    inner[-1][1] += text
+            else:
+                inner.append([author, text])
+                self._inner_open[index] = author
+        for call in content.function_calls():
+            inner.append([author, f"🔧 {call.name}"])
+            self._inner_open.pop(index, None)
+        self._update(index, {"inner": inner})
+
     def _add(self, item: _Text | _Tool | _Plain) -> int:
+        if self._lane != self._header and not (isinstance(item, _Plain) and item.fields["k"] in ("lane", "user")):
+            self._lane_header()  # a branch that picked its turn up again adds below another lane: say whose it is
         index = len(self.items)
         if isinstance(item, _Text):
             item.index = index
@@ -285,7 +345,7 @@ class Transcript:
             self._close_text()
             item = self._thinking = _Text(author, [], False, "thoughts")
             self._add(item)
-        self._thought_streamed = True
+        self._thought_streamed.add(self._lane)
         item.chunks.append(text)
         self._chunk("t", item.index, text)
 
@@ -325,10 +385,10 @@ class Transcript:
         text = event.text
         thoughts = "".join(p.text for p in content.parts if p.thought and p.text)
         streaming = self._open is not None and self._open.author == event.author
-        if thoughts and not self._thought_streamed and not streaming:
+        if thoughts and self._lane not in self._thought_streamed and not streaming:
             self._close_text()
             self._add(_Text(event.author, [thoughts], True, "thoughts"))
-        self._thought_streamed = False
+        self._thought_streamed.discard(self._lane)
         if self._open is not None and self._open.author == event.author:
             self._close_text(text)
         else:
@@ -443,6 +503,10 @@ class Transcript:
         well, never answered (a history with a call but no response).
         """
         self._close_text()
+        for turn in self._parked.values():  # branches whose turn never ended
+            self._open, self._thinking = turn
+            self._close_text()
+        self._parked.clear()
         settled = "unanswered" if status == "done" else "cancelled"
         for index, item in enumerate(self.items):
             if isinstance(item, _Tool) and item.fields["status"] == "running":
@@ -475,6 +539,7 @@ class Transcript:
             "elapsed": self.elapsed,
             "usage": self._usage_json() if self.has_usage else None,
             "items": [item.json() for item in self.items],
+            **({"graph": self.graph} if self.graph else {}),
         })
 
 

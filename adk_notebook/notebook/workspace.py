@@ -22,8 +22,10 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from .._sync import run_sync
+from ..agents.agent_tool import AgentTool
 from ..agents.base import Agent
 from ..agents.llm_agent import LlmAgent
+from ..agents.workflow import LoopAgent, MapAgent, ParallelAgent, SequentialAgent
 from ..core.errors import AdkError
 from ..core.session import Session
 from ..models.base import Llm
@@ -34,10 +36,11 @@ from ..tools.base import Tool, Toolset
 from ..tools.builtin import BuiltinTool
 from ..tools.function import tool as make_tool
 from . import kernel, tables
-from .display import Display, Table, model_label
+from .display import Display, Table, model_label, pre_html
+from .graph import agent_graph, graph_mermaid, layout
 from .kernel import ChatPlan
 from .mcp_servers import McpServers
-from .render import escape
+from .render import escape, graph_svg
 from .wire import next_request
 
 __all__ = ["DEFAULT_SESSION", "DEFAULT_USER", "Workspace", "default_view_factory"]
@@ -168,17 +171,22 @@ class Workspace:
         output_schema: str | None = None,
         include_contents: str | None = None,
         description: str | None = None,
+        sub_agents: Sequence[str] = (),
+        agent_tools: Sequence[str] = (),
     ) -> LlmAgent:
         """Make an LlmAgent from a cell's options (names of notebook objects) and bind it to `name`."""
         if not name.isidentifier():
             raise UsageError(f"%%agent: the agent name {name!r} must be a Python identifier, e.g. weather_bot.")
+        children = self._children(name, sub_agents)
         kwargs: dict[str, Any] = {
             "name": name,
             "instruction": instruction,
             "model": self._model(model) if model is not None else self.default_model,
         }
         plain, from_mcp = self.mcp.picks(tools, lambda t: t in self.tools)  # `time`, `time.get_current_time`
-        kwargs["tools"] = [self._tool(t) for t in plain]
+        kwargs["tools"] = [self._tool(t) for t in plain] + [AgentTool(self.agent(a)) for a in agent_tools]
+        if children:
+            kwargs["sub_agents"] = children
         if toolsets or from_mcp:
             kwargs["toolsets"] = [self._toolset(t) for t in toolsets] + from_mcp
         if description is not None:
@@ -200,6 +208,55 @@ class Workspace:
         self.agents[name] = _AgentEntry(agent, [t.name for t in agent.tools])
         self.namespace[name] = agent
         return agent
+
+    def define_workflow(
+        self,
+        name: str,
+        kind: str,
+        agents: Sequence[str],
+        *,
+        description: str = "",
+        max_iterations: int | None = None,
+        items_key: str | None = None,
+        output_key: str | None = None,
+        max_concurrency: int | None = None,
+    ) -> Agent:
+        """`%%agent NAME --sequential|--parallel|--loop A,B` or `--map A --items KEY`: a workflow
+        agent over agents the notebook defined, bound to `name`."""
+        if not name.isidentifier():
+            raise UsageError(f"%%agent: the agent name {name!r} must be a Python identifier, e.g. pipeline.")
+        children = self._children(name, agents)
+        if not children:
+            raise UsageError(f"%%agent {name} --{kind}: name the agents it runs, e.g. --{kind} research,writer.")
+        options: dict[str, Any] = {"name": name, "description": description}
+        try:
+            if kind == "map":
+                if len(children) != 1:
+                    raise UsageError(f"%%agent {name} --map: one agent runs per item, got {len(children)}: "
+                                     f"{', '.join(agents)}.")
+                if not items_key:
+                    raise UsageError(f"%%agent {name} --map {agents[0]}: say which state list it maps over, "
+                                     "e.g. --items topics.")
+                agent: Agent = MapAgent(sub_agent=children[0], items_key=items_key, output_key=output_key or name,
+                                        max_concurrency=max_concurrency, **options)
+            elif kind == "loop":
+                agent = LoopAgent(sub_agents=children, max_iterations=max_iterations, **options)
+            else:
+                agent = (SequentialAgent if kind == "sequential" else ParallelAgent)(sub_agents=children, **options)
+        except AdkError as exc:
+            raise UsageError(f"%%agent {name}: {_message(exc)}") from None
+        self.namespace[name] = agent
+        return agent
+
+    def _children(self, name: str, names: Sequence[str]) -> list[Agent]:
+        """The agents `name` will hold. Those the previous definition of `name` held are let go first,
+        so running a cell again redefines it rather than failing on "already belongs to"."""
+        children = [self.agent(n) for n in names]
+        previous = self.namespace.get(name)
+        for child in children:
+            if previous is not None and child.parent is previous:
+                child.parent = None
+        return children
 
     def _model(self, value: Llm | str) -> Llm | str:
         """A model object, a variable holding one (or a model string), or a model string."""
@@ -355,6 +412,14 @@ class Workspace:
         if found is None:
             raise UsageError(f"%adk state {name}: no session {session_id!r} for user {user!r} yet. Run %%chat {name} first.")
         return tables.state_table(agent.name, found, session_id, user)
+
+    def graph_view(self, name: str, *, mermaid: bool = False) -> Display:
+        """`%adk graph NAME`: the agent's tree as inline SVG, or as Mermaid text with `mermaid`."""
+        graph = agent_graph(self.agent(name))
+        text = graph_mermaid(graph)
+        if mermaid:
+            return Display(pre_html(text), text)
+        return Display(graph_svg(layout(graph)), text)
 
     def schema_view(self, name: str) -> Display:
         t = self.tools.get(name)

@@ -174,8 +174,11 @@ def test_executed_notebooks_never_show_the_keys(name: str, canary_env: None, tmp
     nb.cells.append(probe)
     # allow_errors: with the canary keys set, 'auto' picks a provider that cannot be reached from
     # here; what matters is that no error message, output or export shows a key.
+    # Run in a folder of its own: what a notebook writes (08's eval-set files) stays out of notebooks/.
+    workdir = tmp_path / "run"
+    workdir.mkdir()
     NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+                   resources={"metadata": {"path": str(workdir)}}).execute()
     assert "CANARY-ENV True" in "".join(o.get("text", "") for o in nb.cells.pop().outputs)
     saved = tmp_path / name
     nbformat.write(nb, saved)

@@ -384,6 +384,86 @@ function timelineCells(rows) {
   return cells;
 }
 
+// -- multi-agent: lanes and AgentTool internals (as render.py lane_label, _inner_html) ------------
+/** @param {Item} d a lane item @returns {string} its header: the agent, and its parallel branch */
+function laneLabel(d) {
+  return `▸ ${d.author || "agent"}${d.branch ? ` · ${d.branch}` : ""}`;
+}
+
+/** @param {string[][]} inner [author, text] rows @returns {HTMLElement} what the agent behind an AgentTool did */
+function innerNode(inner) {
+  const box = h("div", "adk-rv-inner");
+  for (const [author, text] of inner) {
+    const row = h("div", "adk-rv-inner-row");
+    row.append(h("span", "adk-rv-muted adk-rv-inner-author", `${author}:`), " ", h("span", "adk-rv-inner-text", text));
+    box.append(row);
+  }
+  return box;
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+/** @type {Record<string, string>} as render.py EDGE_DASHES: solid is a sub-agent or a tool */
+const EDGE_DASHES = { transfer: "5,4", agent_tool: "1,3" };
+
+/** @param {string} tag @param {Record<string, string | number>} attrs @returns {Element} */
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  return node;
+}
+
+/**
+ * The agent graph's layout (graph.py `layout`) as SVG built with DOM calls, as render.py graph_svg
+ * draws it; labels go in as text nodes.
+ * @param {any} lay @returns {{root: Element, boxes: Map<string, Element[][]>}} boxes: agent -> its [g, rect] pairs
+ */
+function drawGraph(lay) {
+  const w = Number(lay.node_w), hh = Number(lay.node_h);
+  const root = svg("svg", { class: "adk-graph", width: lay.width, height: lay.height,
+                            viewBox: `0 0 ${Number(lay.width)} ${Number(lay.height)}`, role: "img" });
+  const defs = svg("defs", {});
+  const marker = svg("marker", { id: "adk-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6,
+                                 markerHeight: 6, orient: "auto-start-reverse" });
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#888" }));
+  defs.append(marker);
+  root.append(defs);
+  for (const e of lay.edges || []) {
+    const attrs = { class: `adk-edge adk-edge-${e.kind}`, d: String(e.d), fill: "none", stroke: "#888",
+                    "marker-end": "url(#adk-arrow)" };
+    if (EDGE_DASHES[e.kind]) attrs["stroke-dasharray"] = EDGE_DASHES[e.kind];
+    root.append(svg("path", attrs));
+  }
+  /** @type {Map<string, Element[][]>} */
+  const boxes = new Map();
+  for (const n of lay.nodes || []) {
+    const x = Number(n.x), y = Number(n.y);
+    const g = svg("g", n.agent ? { class: "adk-node", "data-agent": n.agent } : { class: "adk-node" });
+    const title = svg("title", {});
+    title.append(`${n.label} (${n.kind})`);
+    const rect = svg("rect", { x, y, width: w, height: hh, rx: n.agent ? 6 : 2,
+                               fill: (lay.colors || {})[n.kind] || "#eee", stroke: "#999", "stroke-width": 1 });
+    const name = svg("text", { x: x + w / 2, y: y + 16, "text-anchor": "middle", fill: "#222", "font-weight": 600 });
+    name.append(String(n.short));
+    const kind = svg("text", { x: x + w / 2, y: y + 30, "text-anchor": "middle", fill: "#666", "font-size": 10 });
+    kind.append(String(n.kind));
+    g.append(title, rect, name, kind);
+    root.append(g);
+    if (n.agent) boxes.set(n.agent, [...(boxes.get(n.agent) || []), [g, rect]]);
+  }
+  return { root, boxes };
+}
+
+/** @param {RunState} st @returns {string | null} the agent running now (render.py active_agent) */
+function activeAgent(st) {
+  if (st.status !== "running") return null;
+  for (let i = st.items.length - 1; i >= 0; i -= 1) {
+    const item = st.items[i];
+    if (item.k === "lane") return item.author;
+    if (item.k === "tool" && item.status === "running" && item.inner && item.inner.length) return item.inner.at(-1)[0];
+  }
+  return st.agent;
+}
+
 // -- the view -----------------------------------------------------------------------------------
 class RunDom {
   /**
@@ -420,7 +500,10 @@ class RunDom {
     this.body = h("div", "adk-rv-body");
     this.makeTimeline();
     this.error = h("div", "adk-rv-error");
-    root.replaceChildren(this.head, this.notice, this.prompt, this.tabs, this.body, this.timeline, this.error);
+    this.graphBox = h("div", "adk-rv-graph"); // a multi-agent run's agent tree, its running agent marked
+    /** @type {Map<string, Element[][]>} */
+    this.graphBoxes = new Map();
+    root.replaceChildren(this.head, this.notice, this.prompt, this.graphBox, this.tabs, this.body, this.timeline, this.error);
     this.clock = setInterval(() => this.status === "running" && this.renderHead(), 1000); // the elapsed time
   }
 
@@ -436,8 +519,33 @@ class RunDom {
     this.recs = [];
     this.body.replaceChildren();
     for (const item of state.items || []) this.addItem({ ...item });
+    this.drawGraph();
     this.renderHead();
     this.renderTimeline();
+  }
+
+  drawGraph() {
+    const lay = this.state && this.state.graph;
+    this.graphBox.hidden = !lay;
+    this.graphBoxes = new Map();
+    if (!lay) return this.graphBox.replaceChildren();
+    const { root, boxes } = drawGraph(lay);
+    this.graphBoxes = boxes;
+    this.graphBox.replaceChildren(root);
+  }
+
+  /** mark the box of the agent running now, unmark the others */
+  markGraph() {
+    if (!this.state || !this.graphBoxes.size) return;
+    const active = activeAgent(this.state);
+    for (const [agent, pairs] of this.graphBoxes) {
+      const on = agent === active;
+      for (const [g, rect] of pairs) {
+        g.setAttribute("class", on ? "adk-node adk-active" : "adk-node");
+        rect.setAttribute("stroke", on ? "#1976d2" : "#999");
+        rect.setAttribute("stroke-width", on ? "3" : "1");
+      }
+    }
   }
 
   /** @param {any[]} ops apply one delta */
@@ -514,6 +622,7 @@ class RunDom {
     this.prompt.hidden = !st.prompt;
     this.error.textContent = st.error ? `⚠ ${st.error}` : "";
     this.error.hidden = !st.error;
+    this.markGraph();
   }
 
   /** @param {Item} item */
@@ -563,6 +672,9 @@ class RunDom {
       case "code":
       case "grounding":
         this.drawNative(rec);
+        break;
+      case "lane":
+        node.textContent = laneLabel(d);
         break;
       default:
         node.textContent = "";
@@ -710,6 +822,7 @@ class RunDom {
       children.push(details);
     }
     for (const m of d.media || []) children.push(this.media(m));
+    if (d.inner && d.inner.length) children.push(innerNode(d.inner));
     rec.node.replaceChildren(...children);
   }
 

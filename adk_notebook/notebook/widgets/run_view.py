@@ -89,9 +89,9 @@ class RunView:
     """
 
     def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
-                 notice: str | None = None) -> None:
+                 notice: str | None = None, graph: dict[str, Any] | None = None) -> None:
         self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True,
-                                      model=model, notice=notice)
+                                      model=model, notice=notice, graph=graph)
         self._trace = LiveTrace(agent_name)  # the Timeline view, filled as events arrive
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
