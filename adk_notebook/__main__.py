@@ -28,11 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m adk_notebook", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     chat = commands.add_parser("chat", help="chat with an agent in the terminal (Ctrl-D or 'exit' quits)")
-    chat.add_argument("--model", default="auto", help="model string, e.g. gemini-2.5-flash, openai:gpt-4o-mini, local (default: auto)")
+    chat.add_argument(
+        "--model", default="auto", help="model string, e.g. gemini-2.5-flash, openai:gpt-4o-mini, local (default: auto)"
+    )
     chat.add_argument("--instruction", default="You are a helpful assistant.", help="the system instruction")
     chat.add_argument("--name", default="assistant", help="the agent's name")
-    chat.add_argument("--tools", action="append", default=[], metavar="MODULE:ATTR",
-                      help="tools for the agent: a tool, function, Toolset or list of them (repeatable)")
+    chat.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="tools for the agent: a tool, function, Toolset or list of them (repeatable)",
+    )
     _add_mcp(commands)
     args = parser.parse_args(argv)
     if args.command == "mcp":
@@ -50,13 +57,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _add_mcp(commands: argparse._SubParsersAction) -> None:
     """`mcp serve FILE.py|module:attr [--http PORT]`; the SDK loads only when it runs."""
-    serve = commands.add_parser("mcp", help="serve tools over MCP (needs adk-notebook[mcp])").add_subparsers(
-        dest="mcp_command", required=True).add_parser("serve", help="serve tools to any MCP client, over stdio "
-                                                      "or streamable HTTP")
-    serve.add_argument("target", metavar="FILE.py|module:attr", help="a file of @tool functions, or a module "
-                       "attribute holding a Tool, a Toolset, an LlmAgent or a list of them")
-    serve.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP at http://HOST:PORT/mcp "
-                       "instead of stdio (0: any free port)")
+    serve = (
+        commands.add_parser("mcp", help="serve tools over MCP (needs adk-notebook[mcp])")
+        .add_subparsers(dest="mcp_command", required=True)
+        .add_parser("serve", help="serve tools to any MCP client, over stdio or streamable HTTP")
+    )
+    serve.add_argument(
+        "target",
+        metavar="FILE.py|module:attr",
+        help="a file of @tool functions, or a module "
+        "attribute holding a Tool, a Toolset, an LlmAgent or a list of them",
+    )
+    serve.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (0: any free port)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="the address for --http (default: 127.0.0.1)")
     serve.add_argument("--name", help="the server's name (default: from the file or module)")
 
@@ -107,7 +124,9 @@ def _module(name: str, spec: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name is None or not name.startswith(exc.name):
             raise  # the module itself imports something missing: that is its own message
-        raise _bad_tools(f"--tools {spec}: no module named {name!r} (run from its folder, or give a .py path)") from None
+        raise _bad_tools(
+            f"--tools {spec}: no module named {name!r} (run from its folder, or give a .py path)"
+        ) from None
 
 
 _MISSING = object()

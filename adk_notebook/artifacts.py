@@ -58,7 +58,9 @@ class InMemoryArtifactService(BaseArtifactService):
 
     async def list_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
         return sorted(
-            name for (app, user, sid, name) in self._versions if app == app_name and user == user_id and sid in ("", session_id)
+            name
+            for (app, user, sid, name) in self._versions
+            if app == app_name and user == user_id and sid in ("", session_id)
         )
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> None:

@@ -52,7 +52,9 @@ class Launcher:
         output: TextIO | None = None,
     ) -> None:
         self.agent = agent
-        self.runner = Runner(app_name=app_name or agent.name, agent=agent, run_config=RunConfig(auto_create_session=True))
+        self.runner = Runner(
+            app_name=app_name or agent.name, agent=agent, run_config=RunConfig(auto_create_session=True)
+        )
         self.user_id = user_id
         self.session_id = "console"
         self._input = input_fn

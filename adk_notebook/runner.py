@@ -237,12 +237,15 @@ class Runner:
                     else:
                         await plugin.after_run_callback(ctx)
 
-    async def _answer_own_calls(self, ctx: InvocationContext, user_id: str, session_id: str,
-                                response: dict[str, Any]) -> None:
+    async def _answer_own_calls(
+        self, ctx: InvocationContext, user_id: str, session_id: str, response: dict[str, Any]
+    ) -> None:
         fresh = await self.session_service.get(app_name=self.app_name, user_id=user_id, session_id=session_id)
         if fresh is not None:
             run_id = ctx.invocation_id
-            await _answer_dangling_calls(self.session_service, ctx, fresh, response, lambda e: e.invocation_id == run_id)
+            await _answer_dangling_calls(
+                self.session_service, ctx, fresh, response, lambda e: e.invocation_id == run_id
+            )
 
     def cancel(self, *, user_id: str, session_id: str) -> bool:
         """Cancel the run in progress on a session (from any thread); False when there is none.
@@ -429,13 +432,17 @@ async def _closes_in_flight() -> None:
 
 
 _CANCELLED = {"error": "The run was cancelled before this tool call finished.", "code": "cancelled"}
-_INTERRUPTED = {"error": "An earlier run ended before this tool call finished; its result is unknown.",
-                "code": "interrupted"}
+_INTERRUPTED = {
+    "error": "An earlier run ended before this tool call finished; its result is unknown.",
+    "code": "interrupted",
+}
 
 
 def _ended_by(exc: BaseException) -> dict[str, Any]:
-    return {"error": f"The run ended with {type(exc).__name__} before this tool call finished; its result is unknown.",
-            "code": "run_failed"}
+    return {
+        "error": f"The run ended with {type(exc).__name__} before this tool call finished; its result is unknown.",
+        "code": "run_failed",
+    }
 
 
 def _agent_to_run(root: Agent, session: Session) -> Agent:

@@ -97,12 +97,8 @@ async def main(n: int, skip_ray: bool) -> None:
         import ray
 
         start = time.perf_counter()
-        ray.init(
-            num_cpus=2, include_dashboard=False, log_to_driver=False
-        )  # what evaluate starts when none runs
-        print(
-            f"{'ray start, 2 CPUs':34} {time.perf_counter() - start:7.2f} s", flush=True
-        )
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # what evaluate starts when none runs
+        print(f"{'ray start, 2 CPUs':34} {time.perf_counter() - start:7.2f} s", flush=True)
         try:
             await timed("ray, 2 workers", evalset, executor="ray")
         finally:

@@ -98,9 +98,15 @@ class InstantModel:
                 found = ASK.search(asked if isinstance(asked, str) else json.dumps(asked))
                 tokens, run = (int(found[1]), found[2]) if found else (2, "?")
                 words = [f"[{run}] "] + ["tok "] * max(tokens - 2, 0) + [f"[{run}-end]"]
-                data = "".join("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": w},
-                                                                   "finish_reason": None}]}) + "\n\n" for w in words)
-                data += "data: " + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}) + "\n\n"
+                data = "".join(
+                    "data: "
+                    + json.dumps({"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]})
+                    + "\n\n"
+                    for w in words
+                )
+                data += (
+                    "data: " + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}) + "\n\n"
+                )
                 data += "data: [DONE]\n\n"
                 raw = data.encode()
                 self.send_response(200)
@@ -126,8 +132,10 @@ def write_notebook(root: Path, url: str) -> str:
     import nbformat
 
     cells = [
-        ("%load_ext adk_notebook\nfrom adk_notebook.models.openai import OpenAIModel\n"
-         f"instant = OpenAIModel('instant', api_key='bench', base_url={url!r})"),
+        (
+            "%load_ext adk_notebook\nfrom adk_notebook.models.openai import OpenAIModel\n"
+            f"instant = OpenAIModel('instant', api_key='bench', base_url={url!r})"
+        ),
         "%%agent bot --model instant\nAnswer.",
         "%%chat bot --new-session\n2 tokens, run w0",
         "",
@@ -149,16 +157,20 @@ def one_run(page: Any, lab_page: Any, tokens: int, run: str) -> tuple[float, flo
             break
         if time.monotonic() > deadline:
             lab_page.screenshot("stuck")
-            raise RuntimeError(f"run {run}: no answer on screen after 120 s ({got}); shown: "
-                               f"{lab_page.output_text(2)[-500:]!r}; prompts {lab_page.prompts()}")
+            raise RuntimeError(
+                f"run {run}: no answer on screen after 120 s ({got}); shown: "
+                f"{lab_page.output_text(2)[-500:]!r}; prompts {lab_page.prompts()}"
+            )
         time.sleep(0.01)
     lab_page.wait_run_done(120)
     return got["view"] if got["view"] is not None else float("nan"), got["first"], got["last"]
 
 
 def summary(label: str, values: list[float]) -> str:
-    return (f"  {label:<34} median {statistics.median(values):7.1f} ms   "
-            f"min {min(values):7.1f}   max {max(values):7.1f}   (n={len(values)})")
+    return (
+        f"  {label:<34} median {statistics.median(values):7.1f} ms   "
+        f"min {min(values):7.1f}   max {max(values):7.1f}   (n={len(values)})"
+    )
 
 
 def main() -> int:
@@ -174,8 +186,13 @@ def main() -> int:
         (base / "root").mkdir()
         path = write_notebook(base / "root", model.url)
         with lab_support.running_lab(base, {}) as lab, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=lab_support.CHROMIUM, headless=True,
-                                        args=lab_support.CHROMIUM_ARGS, chromium_sandbox=False, timeout=60_000)
+            browser = p.chromium.launch(
+                executable_path=lab_support.CHROMIUM,
+                headless=True,
+                args=lab_support.CHROMIUM_ARGS,
+                chromium_sandbox=False,
+                timeout=60_000,
+            )
             try:
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 page = context.new_page()
@@ -199,8 +216,10 @@ def main() -> int:
 
     import adk_notebook
 
-    print(f"Shift+Enter on a %%chat cell -> on screen, JupyterLab {jupyterlab.__version__}, headless Chromium, "
-          f"adk-notebook {adk_notebook.__version__}; a loopback model that answers at once")
+    print(
+        f"Shift+Enter on a %%chat cell -> on screen, JupyterLab {jupyterlab.__version__}, headless Chromium, "
+        f"adk-notebook {adk_notebook.__version__}; a loopback model that answers at once"
+    )
     print(summary("run view in the page (2-token)", results["view"]))
     print(summary("first token, 2-token answer", results["short"]))
     print(summary(f"first token, {args.tokens:,}-token answer", results["long_first"]))

@@ -48,8 +48,17 @@ async def main(rounds: int, only: str | None) -> int:
             outcomes = await interrupt(scenario, rounds, Path(folder))
             latencies = [o.latency for o in outcomes]
             failed = sum(1 for o in outcomes if o.check(scenario, limit=float("inf")))
-            rows.append((WHERE[scenario.path], WHAT[scenario.work], statistics.median(latencies), min(latencies),
-                         max(latencies), len(outcomes), failed))
+            rows.append(
+                (
+                    WHERE[scenario.path],
+                    WHAT[scenario.work],
+                    statistics.median(latencies),
+                    min(latencies),
+                    max(latencies),
+                    len(outcomes),
+                    failed,
+                )
+            )
             print(f"  measured {scenario.name}: {', '.join(f'{x:.3f}' for x in latencies)}", file=sys.stderr)
     width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
     print(f"\ninterrupt -> cell ended, seconds ({rounds} rounds each, real kernel; target: median < {TARGET:g} s)")
@@ -57,7 +66,11 @@ async def main(rounds: int, only: str | None) -> int:
     for where, what, median, low, high, n, failed in rows:
         print(f"{where:<{width[0]}}  {what:<{width[1]}}  {median:6.3f}  {low:6.3f}  {high:6.3f}  {n:6d}  {failed:9d}")
     slow = [r for r in rows if r[2] >= TARGET or r[6]]
-    print("\nall under target, every run ended cleanly" if not slow else f"\n{len(slow)} scenario(s) over target or not clean")
+    print(
+        "\nall under target, every run ended cleanly"
+        if not slow
+        else f"\n{len(slow)} scenario(s) over target or not clean"
+    )
     return 1 if slow else 0
 
 

@@ -67,8 +67,12 @@ class LocalSide(Side):
     def __init__(self, extra: bool, tokens: int) -> None:
         self.label = f"LocalModel, fast path {'on' if extra else 'off'}"
         self.model = LocalModel(extra_buffer_types=extra, temperature=0.0)
-        self.request = LlmRequest(self.model.name, [Content.user(PROMPT)], SYSTEM,
-                                  config=GenerateContentConfig(max_output_tokens=tokens, temperature=0.0))
+        self.request = LlmRequest(
+            self.model.name,
+            [Content.user(PROMPT)],
+            SYSTEM,
+            config=GenerateContentConfig(max_output_tokens=tokens, temperature=0.0),
+        )
         self.loop = asyncio.new_event_loop()
         start = time.perf_counter()
         self.cold = self.round()[0], time.perf_counter() - start  # includes the process start and the load
@@ -112,10 +116,22 @@ class InProcessSide(Side):
         self.label = f"llama.cpp in-process, fast path {'on' if extra else 'off'}"
         self.sink = _Sink()
         self.worker = Worker(self.sink)  # type: ignore[arg-type]
-        self.worker.load({"model_path": str(embedded_model_path()), "llama": {"n_ctx": 4096, "verbose": False},
-                          "extra_buffer_types": extra})
-        self.request = {"id": 1, "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}],
-                        "max_tokens": tokens, "temperature": 0.0, "top_p": 0.95, "top_k": 40, "stream": True}
+        self.worker.load(
+            {
+                "model_path": str(embedded_model_path()),
+                "llama": {"n_ctx": 4096, "verbose": False},
+                "extra_buffer_types": extra,
+            }
+        )
+        self.request = {
+            "id": 1,
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}],
+            "max_tokens": tokens,
+            "temperature": 0.0,
+            "top_p": 0.95,
+            "top_k": 40,
+            "stream": True,
+        }
 
     def round(self) -> tuple[float, float]:
         self.sink.lines.clear()
@@ -146,11 +162,15 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=128)
     args = parser.parse_args()
     path = embedded_model_path()
-    print(f"{path.name} ({path.stat().st_size / 1e6:.0f} MB), {args.tokens} tokens greedy, {args.rounds} paired "
-          f"rounds; CPU {platform.processor() or platform.machine()}, flags: {cpu_flags()}")
+    print(
+        f"{path.name} ({path.stat().st_size / 1e6:.0f} MB), {args.tokens} tokens greedy, {args.rounds} paired "
+        f"rounds; CPU {platform.processor() or platform.machine()}, flags: {cpu_flags()}"
+    )
     makers: list[Callable[[], Side]] = [
-        lambda: LocalSide(False, args.tokens), lambda: LocalSide(True, args.tokens),
-        lambda: InProcessSide(False, args.tokens), lambda: InProcessSide(True, args.tokens),
+        lambda: LocalSide(False, args.tokens),
+        lambda: LocalSide(True, args.tokens),
+        lambda: InProcessSide(False, args.tokens),
+        lambda: InProcessSide(True, args.tokens),
     ]
     sides = [make() for make in makers]
     try:

@@ -114,8 +114,11 @@ def ours(n: int) -> list[Result]:
     log(f"[adk_notebook] timing {ROUNDS} rounds of {n} invocations, traced and untraced, then with OpenTelemetry...")
     traced, untraced, otel = asyncio.run(measure())
     version = adk_notebook.__version__
-    return [Result("adk_notebook", version, traced, n), Result("adk_notebook+otel", version, otel, n),
-            Result("adk_notebook+untraced", version, untraced, n)]
+    return [
+        Result("adk_notebook", version, traced, n),
+        Result("adk_notebook+otel", version, otel, n),
+        Result("adk_notebook+untraced", version, untraced, n),
+    ]
 
 
 async def _alternating(invoke: Callable[[], Awaitable[None]], n: int) -> tuple[float, float]:
@@ -229,11 +232,15 @@ def print_table(results: list[Result]) -> None:
     if base.framework == "adk_notebook" and untraced is not None:
         share = (base.per_invocation_s - untraced.per_invocation_s) / base.per_invocation_s
         verdict = "met" if share < TRACE_BUDGET else "MISSED"
-        print(f"trace tree, on minus off: {share:.1%} of our per-invocation time "
-              f"({(base.per_invocation_s - untraced.per_invocation_s) * 1e6:+.1f} µs; target < {TRACE_BUDGET:.0%}: {verdict})")
+        print(
+            f"trace tree, on minus off: {share:.1%} of our per-invocation time "
+            f"({(base.per_invocation_s - untraced.per_invocation_s) * 1e6:+.1f} µs; target < {TRACE_BUDGET:.0%}: {verdict})"
+        )
         alone = tree_cost()
-        print(f"trace tree alone: {alone * 1e6:.1f} µs per invocation, "
-              f"{alone / base.per_invocation_s:.1%} of our per-invocation time")
+        print(
+            f"trace tree alone: {alone * 1e6:.1f} µs per invocation, "
+            f"{alone / base.per_invocation_s:.1%} of our per-invocation time"
+        )
 
 
 def main() -> None:

@@ -42,8 +42,10 @@ from mcp.client.stdio import stdio_client
 from adk_notebook.mcp import McpToolset, StdioServer
 from adk_notebook.tools.simple_context import SimpleToolContext
 
-NODE_PREFIX = Path(os.environ.get("ADK_MCP_NODE_PREFIX")  # where .ci/run installs it
-                   or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "adk-notebook" / "mcp-node")
+NODE_PREFIX = Path(
+    os.environ.get("ADK_MCP_NODE_PREFIX")  # where .ci/run installs it
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "adk-notebook" / "mcp-node"
+)
 EVERYTHING = NODE_PREFIX / "node_modules" / ".bin" / "mcp-server-everything"
 SERVERS: dict[str, tuple[list[str], str, dict[str, Any]]] = {
     "time": (["mcp-server-time", "--local-timezone", "UTC"], "get_current_time", {"timezone": "UTC"}),
@@ -148,10 +150,14 @@ async def main(names: list[str], calls: int, rounds: int) -> None:
         print(f"  {'client':34} {'first call':>12} {'ratio':>6}   {'per call':>12} {'ratio':>6}")
         for label, key in (("official SDK, bare ClientSession", "bare"), ("McpToolset.call_tool", "ours")):
             first, call = statistics.median(firsts[key]), statistics.median(calls_of[key])
-            print(f"  {label:34} {ms(first):>12} {first / base_first:6.2f}   {call_figure(call):>12} {call / base_call:6.2f}")
+            print(
+                f"  {label:34} {ms(first):>12} {first / base_first:6.2f}   {call_figure(call):>12} {call / base_call:6.2f}"
+            )
         tool_call = statistics.median(calls_of["ours as a tool"])
-        print(f"  {'McpTool: validate_args + execute':34} {'':>12} {'':>6}   {call_figure(tool_call):>12} "
-              f"{tool_call / base_call:6.2f}\n")
+        print(
+            f"  {'McpTool: validate_args + execute':34} {'':>12} {'':>6}   {call_figure(tool_call):>12} "
+            f"{tool_call / base_call:6.2f}\n"
+        )
 
 
 if __name__ == "__main__":

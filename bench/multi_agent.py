@@ -44,9 +44,7 @@ def ours(shape: str, n: int) -> tuple[str, str, float]:
         )
         for i in range(AGENTS)
     ]
-    root = (SequentialAgent if shape == "sequential" else ParallelAgent)(
-        name="root", sub_agents=workers
-    )
+    root = (SequentialAgent if shape == "sequential" else ParallelAgent)(name="root", sub_agents=workers)
     sessions = InMemorySessionService()
     runner = Runner(
         app_name="bench",
@@ -59,9 +57,7 @@ def ours(shape: str, n: int) -> tuple[str, str, float]:
     async def invoke() -> None:
         session = await sessions.create(app_name="bench", user_id="u1")
         authors = set()
-        async for event in runner.run(
-            user_id="u1", session_id=session.id, content=message
-        ):
+        async for event in runner.run(user_id="u1", session_id=session.id, content=message):
             if event.is_final_response() and event.author != "user":
                 authors.add(event.author)
         assert len(authors) == AGENTS, authors
@@ -77,9 +73,7 @@ def ours(shape: str, n: int) -> tuple[str, str, float]:
 def print_table(rows: list[tuple[str, str, float]]) -> None:
     print(f"\n{'workload':<26}{'version':<10}{'µs/invocation':>15}{'µs/agent hop':>14}")
     for name, version, seconds in rows:
-        print(
-            f"{name:<26}{version:<10}{seconds * 1e6:>15.1f}{seconds * 1e6 / AGENTS:>14.1f}"
-        )
+        print(f"{name:<26}{version:<10}{seconds * 1e6:>15.1f}{seconds * 1e6 / AGENTS:>14.1f}")
     by_name = {name: seconds for name, _, seconds in rows}
     for shape in SHAPES:
         mine, theirs = (
@@ -92,24 +86,16 @@ def print_table(rows: list[tuple[str, str, float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--n", type=int, default=200, help="invocations per timed round"
-    )
-    parser.add_argument(
-        "--skip-peers", action="store_true", help="time adk_notebook only"
-    )
+    parser.add_argument("--n", type=int, default=200, help="invocations per timed round")
+    parser.add_argument("--skip-peers", action="store_true", help="time adk_notebook only")
     args = parser.parse_args()
     rows = [ours(shape, args.n) for shape in SHAPES]
     if not args.skip_peers:
         for shape in SHAPES:
-            log(
-                f"[google-adk] {shape}: timing {ROUNDS} rounds of {args.n} invocations..."
-            )
+            log(f"[google-adk] {shape}: timing {ROUNDS} rounds of {args.n} invocations...")
             data = run_peer(PEER, shape, str(args.n))
             if data is not None:
-                rows.append(
-                    (data["framework"], data["version"], data["per_invocation_s"])
-                )
+                rows.append((data["framework"], data["version"], data["per_invocation_s"]))
     print_table(rows)
 
 

@@ -39,9 +39,7 @@ GOOGLE_ADK = Peer(
 
 async def ours(service: BaseSessionService, n: int) -> dict[str, float]:
     async def create(session_id: str) -> Any:
-        return await service.create(
-            app_name="bench", user_id="u", session_id=session_id
-        )
+        return await service.create(app_name="bench", user_id="u", session_id=session_id)
 
     async def append(session: Any, i: int) -> None:
         event = Event(
@@ -74,9 +72,7 @@ def google_adk(db_url: str, n: int) -> dict[str, Any] | None:
     return json.loads(process.stdout.strip().splitlines()[-1])
 
 
-def row(
-    name: str, figures: dict[str, Any] | None, base: dict[str, float] | None
-) -> str:
+def row(name: str, figures: dict[str, Any] | None, base: dict[str, float] | None) -> str:
     if figures is None:
         return f"{name:<44} {'(could not run)':>14}"
     ratio = ""
@@ -104,21 +100,13 @@ def main() -> None:
         with SqliteSessionService(Path(folder) / "ours.db") as sqlite_service:
             sqlite = asyncio.run(ours(sqlite_service, args.n))
         postgres = asyncio.run(ours_on_postgres(dsn, args.n))
-        peer_pg = google_adk(
-            peer_dsn.replace("postgresql://", "postgresql+asyncpg://"), args.n
-        )
-        peer_sqlite = google_adk(
-            f"sqlite+aiosqlite:///{Path(folder) / 'peer.db'}", args.n
-        )
+        peer_pg = google_adk(peer_dsn.replace("postgresql://", "postgresql+asyncpg://"), args.n)
+        peer_sqlite = google_adk(f"sqlite+aiosqlite:///{Path(folder) / 'peer.db'}", args.n)
     version = f" {peer_pg['version']}" if peer_pg else ""
-    print(
-        f"session stores: {args.n} appends per round, a 50-event read; medians of one run"
-    )
+    print(f"session stores: {args.n} appends per round, a 50-event read; medians of one run")
     print(f"{'':<44} {'appends':>13} {'read 50':>13}")
     print(row("adk-notebook SqliteSessionService", sqlite, None))
-    print(
-        row(f"google-adk{version} DatabaseSessionService (SQLite)", peer_sqlite, sqlite)
-    )
+    print(row(f"google-adk{version} DatabaseSessionService (SQLite)", peer_sqlite, sqlite))
     print(row("adk-notebook PostgresSessionService", postgres, None))
     print(row(f"google-adk{version} DatabaseSessionService (PG)", peer_pg, postgres))
 

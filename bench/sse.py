@@ -83,8 +83,11 @@ async def time_ours(url: str, size: int, body_size: int, rounds: int) -> tuple[l
     model = OpenAIModel("gpt-4o-mini", base_url=url + "/v1", provider_name="bench-openai")
     sides: tuple[list[float], list[float], list[float]] = ([], [], [])
     async with httpx.AsyncClient(timeout=600) as client:
-        steps = [lambda: raw_round(client, url, body_size), lambda: transport_round(transport, size),
-                 lambda: model_round(model, size)]
+        steps = [
+            lambda: raw_round(client, url, body_size),
+            lambda: transport_round(transport, size),
+            lambda: model_round(model, size),
+        ]
         for step in steps:  # warm up: connections, imports
             await step()
         for i in range(rounds):
@@ -97,7 +100,9 @@ async def time_ours(url: str, size: int, body_size: int, rounds: int) -> tuple[l
 
 
 def main(sizes: list[int], rounds: int, peers: bool) -> None:
-    print(f"{'one event of':<14} {'raw httpx':>10} {'transport':>18} {'OpenAIModel':>18}   (median ms; x paired ratio to raw)")
+    print(
+        f"{'one event of':<14} {'raw httpx':>10} {'transport':>18} {'OpenAIModel':>18}   (median ms; x paired ratio to raw)"
+    )
     for mb in sizes:
         body = big_event_body(mb * MB)
         server = RawServer(body)
@@ -110,11 +115,15 @@ def main(sizes: list[int], rounds: int, peers: bool) -> None:
         finally:
             server.close()
         raw_ms, transport_ms, model_ms = (statistics.median(side) * 1000 for side in (raw, transport, model))
-        print(f"{mb:>4} MB        {raw_ms:8.0f} ms {transport_ms:8.0f} ms x{paired_ratio(transport, raw):5.2f}"
-              f" {model_ms:8.0f} ms x{paired_ratio(model, raw):5.2f}")
+        print(
+            f"{mb:>4} MB        {raw_ms:8.0f} ms {transport_ms:8.0f} ms x{paired_ratio(transport, raw):5.2f}"
+            f" {model_ms:8.0f} ms x{paired_ratio(model, raw):5.2f}"
+        )
         if peer is not None:
-            print(f"{'':14} openai {peer['version']} (own venv): raw {peer['raw_ms']:.0f} ms, "
-                  f"AsyncOpenAI stream {peer['sdk_ms']:.0f} ms x{peer['sdk_ratio']:.2f}")
+            print(
+                f"{'':14} openai {peer['version']} (own venv): raw {peer['raw_ms']:.0f} ms, "
+                f"AsyncOpenAI stream {peer['sdk_ms']:.0f} ms x{peer['sdk_ratio']:.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -40,17 +40,23 @@ from adk_notebook.models.openai import OpenAIModel
 TARGET = 1.3
 PEER_ROUNDS = 5  # the peer takes far longer per round
 # The openai extra brings the SDK that pydantic-ai's OpenAIChatModel streams through.
-PYDANTIC_AI = Peer("pydantic-ai-openai", "pydantic-ai-slim[openai]", "pydantic_ai.models.openai", "pydantic_ai_stream.py")
+PYDANTIC_AI = Peer(
+    "pydantic-ai-openai", "pydantic-ai-slim[openai]", "pydantic_ai.models.openai", "pydantic_ai_stream.py"
+)
 
 
 def sse_body(n: int) -> bytes:
     head = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":'
-    lines = [f'data: {head}[{{"index":0,"delta":{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}\n\n']
+    lines = [
+        f'data: {head}[{{"index":0,"delta":{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+    ]
     for i in range(n):
-        lines.append(f'data: {head}[{{"index":0,"delta":{{"content":"tok{i % 10} "}},"logprobs":null,"finish_reason":null}}]}}\n\n')
+        lines.append(
+            f'data: {head}[{{"index":0,"delta":{{"content":"tok{i % 10} "}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+        )
     lines.append(f'data: {head}[{{"index":0,"delta":{{}},"logprobs":null,"finish_reason":"stop"}}]}}\n\n')
     usage = {"prompt_tokens": 12, "completion_tokens": n, "total_tokens": n + 12}
-    lines.append(f"data: {head}[],\"usage\":{json.dumps(usage)}}}\n\n")
+    lines.append(f'data: {head}[],"usage":{json.dumps(usage)}}}\n\n')
     lines.append("data: [DONE]\n\n")
     return "".join(lines).encode()
 
@@ -192,19 +198,27 @@ def main(n: int, rounds: int, profile: bool, peers: bool) -> None:
     ratio, model_ratio = paired_ratio(full, raw), paired_ratio(alone, raw)
     print(f"chunks per stream, rounds      {n}, {rounds}")
     print(f"raw httpx + json.loads         {raw_ms:7.1f} ms  ({raw_ms * 1000 / n:5.2f} µs/chunk)")
-    print(f"OpenAIModel alone              {model_ms:7.1f} ms  ({model_ms * 1000 / n:5.2f} µs/chunk)  x{model_ratio:.2f}")
+    print(
+        f"OpenAIModel alone              {model_ms:7.1f} ms  ({model_ms * 1000 / n:5.2f} µs/chunk)  x{model_ratio:.2f}"
+    )
     print(f"OpenAIModel+LlmAgent+Runner    {full_ms:7.1f} ms  ({full_ms * 1000 / n:5.2f} µs/chunk)  x{ratio:.2f}")
-    print(f"overhead per chunk             provider {(model_ms - raw_ms) * 1000 / n:+.2f} µs, "
-          f"agent+runner {(full_ms - model_ms) * 1000 / n:+.2f} µs")
+    print(
+        f"overhead per chunk             provider {(model_ms - raw_ms) * 1000 / n:+.2f} µs, "
+        f"agent+runner {(full_ms - model_ms) * 1000 / n:+.2f} µs"
+    )
     print(f"ratio agent/raw                {ratio:.2f}  (target < {TARGET}) {'OK' if ratio < TARGET else 'OVER'}")
     if peer is not None:
         peer_ratio = peer["framework_ratio"]
         print(f"\npydantic-ai {peer['version']} (its own venv, {PEER_ROUNDS} rounds; raw read there with its httpx):")
         print(f"raw httpx + json.loads         {peer['raw_ms']:7.1f} ms  ({peer['raw_ms'] * 1000 / n:5.2f} µs/chunk)")
-        print(f"openai SDK alone               {peer['sdk_ms']:7.1f} ms  "
-              f"({peer['sdk_ms'] * 1000 / n:5.2f} µs/chunk)  x{peer['sdk_ratio']:.2f}")
-        print(f"Agent.run_stream, every delta  {peer['framework_ms']:7.1f} ms  "
-              f"({peer['framework_ms'] * 1000 / n:5.2f} µs/chunk)  x{peer_ratio:.2f}")
+        print(
+            f"openai SDK alone               {peer['sdk_ms']:7.1f} ms  "
+            f"({peer['sdk_ms'] * 1000 / n:5.2f} µs/chunk)  x{peer['sdk_ratio']:.2f}"
+        )
+        print(
+            f"Agent.run_stream, every delta  {peer['framework_ms']:7.1f} ms  "
+            f"({peer['framework_ms'] * 1000 / n:5.2f} µs/chunk)  x{peer_ratio:.2f}"
+        )
         print(f"ratio to raw: adk_notebook x{ratio:.2f}, pydantic-ai x{peer_ratio:.2f}")
 
 

@@ -164,20 +164,32 @@ def report(name: str, capture: Capture, text_bytes: int) -> bool:
     display_bytes = sum(b for _, b in capture.display)
     ok_ratio, ok_rate = ratio < BYTES_RATIO_TARGET, peak < MSGS_PER_SECOND_TARGET
     print(f"\n{name}: cell took {capture.seconds:.2f} s")
-    print(f"  comm messages   {len(run):9,d}   ({len(run) - len(msgs)} comm_open, {len(msgs)} comm_msg) of the run's widgets")
-    print(f"  comm bytes      {wire:9,d}   whole messages; {content:,} of it message content; "
-          f"{opens:,} in comm_open (ESM + CSS + initial state)")
+    print(
+        f"  comm messages   {len(run):9,d}   ({len(run) - len(msgs)} comm_open, {len(msgs)} comm_msg) of the run's widgets"
+    )
+    print(
+        f"  comm bytes      {wire:9,d}   whole messages; {content:,} of it message content; "
+        f"{opens:,} in comm_open (ESM + CSS + initial state)"
+    )
     if library:
-        print(f"  once per kernel {library:9,d}   the markdown-it library model's comm_open, made by the kernel's first "
-              f"run view, so sent in this cell; not in the per-run figures (counted here: bytes / text "
-              f"{(wire + library) / text_bytes:.2f})")
+        print(
+            f"  once per kernel {library:9,d}   the markdown-it library model's comm_open, made by the kernel's first "
+            f"run view, so sent in this cell; not in the per-run figures (counted here: bytes / text "
+            f"{(wire + library) / text_bytes:.2f})"
+        )
     print(f"  final text      {text_bytes:9,d}   bytes")
-    print(f"  bytes / text    {ratio:9.2f}   target < {BYTES_RATIO_TARGET:g}: {'ok' if ok_ratio else 'MISSED'}   "
-          f"(content only {content / text_bytes:.2f}; without comm_open {(wire - opens) / text_bytes:.2f})")
-    print(f"  comm msgs / s   {rate:9.1f}   target < {MSGS_PER_SECOND_TARGET:g}: {'ok' if ok_rate else 'MISSED'}   "
-          f"(peak in any 1 s window: {peak})")
-    print(f"  display msgs    {len(capture.display):9,d}   {display_bytes:,} bytes "
-          f"({', '.join(k for k, _ in capture.display)}: the HTML + text transcript, the result line)")
+    print(
+        f"  bytes / text    {ratio:9.2f}   target < {BYTES_RATIO_TARGET:g}: {'ok' if ok_ratio else 'MISSED'}   "
+        f"(content only {content / text_bytes:.2f}; without comm_open {(wire - opens) / text_bytes:.2f})"
+    )
+    print(
+        f"  comm msgs / s   {rate:9.1f}   target < {MSGS_PER_SECOND_TARGET:g}: {'ok' if ok_rate else 'MISSED'}   "
+        f"(peak in any 1 s window: {peak})"
+    )
+    print(
+        f"  display msgs    {len(capture.display):9,d}   {display_bytes:,} bytes "
+        f"({', '.join(k for k, _ in capture.display)}: the HTML + text transcript, the result line)"
+    )
     if capture.errors:
         print("  ERRORS: " + "; ".join(capture.errors))
     return not capture.errors and ok_ratio and ok_rate
@@ -204,12 +216,17 @@ def main() -> int:
                 print("%load_ext adk_notebook failed (" + "; ".join(loaded.errors) + "): driving RunView directly")
             else:
                 mode = "%%chat"
-        print(f"{args.tokens:,} tokens; kernel: {km.kernel_name}; run through {mode}"
-              + ("" if mode == "%%chat" else " (a cell that awaits runner.run(...) and feeds RunView)"))
+        print(
+            f"{args.tokens:,} tokens; kernel: {km.kernel_name}; run through {mode}"
+            + ("" if mode == "%%chat" else " (a cell that awaits runner.run(...) and feeds RunView)")
+        )
         ok = True
         for agent in ("burst", "paced"):
-            code = (MAGIC_CELL.format(agent=agent, session=f"{agent}-1") if mode == "%%chat"
-                    else textwrap.dedent(DIRECT_CELL.format(agent=agent)))
+            code = (
+                MAGIC_CELL.format(agent=agent, session=f"{agent}-1")
+                if mode == "%%chat"
+                else textwrap.dedent(DIRECT_CELL.format(agent=agent))
+            )
             label = f"{agent} ({'as fast as the loop goes' if agent == 'burst' else f'{args.rate:,.0f} tokens/s'})"
             ok = report(label, run_cell(kc, code), text_bytes) and ok
         return 0 if ok else 1

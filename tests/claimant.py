@@ -46,9 +46,7 @@ def start_with_pid(pid: int, argv: list[str]) -> subprocess.Popen[bytes]:
             with open("/proc/sys/kernel/ns_last_pid", "w") as last:
                 last.write(str(pid - 1))
         except OSError as exc:
-            pytest.skip(
-                f"cannot choose the next pid here ({exc}): needs Linux and root"
-            )
+            pytest.skip(f"cannot choose the next pid here ({exc}): needs Linux and root")
         process = subprocess.Popen(argv)
         if process.pid == pid:
             return process

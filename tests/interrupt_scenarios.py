@@ -87,12 +87,12 @@ RUN = {
     "agent.run": "bot.run('go', session_id='{sid}', session_service=SESSIONS)",
 }
 
-CHECK = '''time.sleep({settle})  # whatever the interrupted run would still do, it does by now
+CHECK = """time.sleep({settle})  # whatever the interrupted run would still do, it does by now
 _s = await SESSIONS.get(app_name="bot", user_id="user", session_id="{sid}")
 _calls = [c.id for e in _s.events for c in e.function_calls()]
 _answers = [r.id for e in _s.events for r in e.function_responses()]
 print(json.dumps({{"calls": len(_calls), "unanswered": len(set(_calls) - set(_answers)),
-                  "twice": len(_answers) - len(set(_answers))}}))'''
+                  "twice": len(_answers) - len(set(_answers))}}))"""
 
 NEXT = "print(bot.run('again', session_id='{sid}', session_service=SESSIONS).text)"
 
@@ -166,8 +166,11 @@ class _StreamServer(LoopbackServer):
 
     def _next_reply(self) -> Reply:
         def chunk(text: str, finish: str | None = None) -> dict[str, Any]:
-            return {"id": "c", "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]}
+            return {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+            }
 
         headers = {"Content-Type": "text/event-stream"}
         if self.requests[-1].json()["messages"][-1]["content"] == "again":
@@ -187,8 +190,10 @@ async def run_in_kernel(scenario: Scenario, rounds: int, folder: Path) -> list[O
         cells.append("bot = __import__('adk_notebook').LlmAgent(name='bot', model=FunctionModel(plan), tools=[step])")
     else:
         server.__enter__()
-        cells.append(f"bot = __import__('adk_notebook').LlmAgent(name='bot', model=OpenAIModel('gpt-4o-mini', "
-                     f"base_url={server.url + '/v1'!r}, api_key='loopback'))")
+        cells.append(
+            f"bot = __import__('adk_notebook').LlmAgent(name='bot', model=OpenAIModel('gpt-4o-mini', "
+            f"base_url={server.url + '/v1'!r}, api_key='loopback'))"
+        )
     outcomes = []
     try:
         async with client.async_setup_kernel():
@@ -209,8 +214,14 @@ async def _execute(client: NotebookClient, nb: nbformat.NotebookNode, source: st
     return cell
 
 
-async def _interrupt_one(client: NotebookClient, nb: nbformat.NotebookNode, scenario: Scenario, sid: str,
-                         log: Path, server: LoopbackServer | None) -> Outcome:
+async def _interrupt_one(
+    client: NotebookClient,
+    nb: nbformat.NotebookNode,
+    scenario: Scenario,
+    sid: str,
+    log: Path,
+    server: LoopbackServer | None,
+) -> Outcome:
     before = len(_marks(log))
     requests = len(server.requests) if server is not None else 0
     cell = nbformat.v4.new_code_cell(RUN[scenario.path].format(sid=sid))
@@ -241,7 +252,7 @@ async def _interrupt_one(client: NotebookClient, nb: nbformat.NotebookNode, scen
     return outcome
 
 
-SCRIPT = '''import asyncio, json, sys, time
+SCRIPT = """import asyncio, json, sys, time
 from adk_notebook import FunctionCall, FunctionModel, LlmAgent, SqliteSessionService, tool
 
 def mark(what):
@@ -257,7 +268,7 @@ def plan(request):
 with SqliteSessionService({db!r}) as sessions:
     agent = LlmAgent(name="bot", model=FunctionModel(plan), tools=[step])
     agent.run("go", session_id="s", session_service=sessions)
-'''
+"""
 
 
 async def interrupt_script(scenario: Scenario, folder: Path) -> Outcome:
@@ -265,10 +276,12 @@ async def interrupt_script(scenario: Scenario, folder: Path) -> Outcome:
     log, db, script = folder / "script-marks.jsonl", folder / "script.db", folder / "script.py"
     for path in (log, db):
         path.unlink(missing_ok=True)
-    script.write_text(SCRIPT.format(log=str(log), db=str(db), steps=STEPS,
-                                    tool=TOOLS[scenario.work].format(seconds=scenario.seconds)))
-    process = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    script.write_text(
+        SCRIPT.format(log=str(log), db=str(db), steps=STEPS, tool=TOOLS[scenario.work].format(seconds=scenario.seconds))
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     await _until(lambda: sum(1 for what, _ in _marks(log) if what == "start") >= scenario.interrupt_at)
     await asyncio.sleep(0.05)
     sent = time.monotonic()
@@ -280,8 +293,11 @@ async def interrupt_script(scenario: Scenario, folder: Path) -> Outcome:
         process.kill()
     stderr = process.communicate()[1]
     await asyncio.sleep(scenario.settle)
-    outcome = Outcome(latency, sum(1 for what, when in _marks(log) if what == "start" and when > sent),
-                      shown=(stderr.strip().splitlines() or [""])[-1])
+    outcome = Outcome(
+        latency,
+        sum(1 for what, when in _marks(log) if what == "start" and when > sent),
+        shown=(stderr.strip().splitlines() or [""])[-1],
+    )
     if "KeyboardInterrupt" not in stderr:
         outcome.problems.append(f"the script did not end with KeyboardInterrupt: {stderr[-500:]!r}")
     with SqliteSessionService(db) as sessions:
@@ -294,7 +310,9 @@ async def interrupt_script(scenario: Scenario, folder: Path) -> Outcome:
         if claims:
             outcome.problems.append(f"the run's claim on the session was left in the file: {claims}")
         again = LlmAgent(name="bot", model=ScriptedModel(["recovered"]))
-        outcome.recovered = (await again.run_async("again", session_id="s", session_service=sessions)).text == "recovered"
+        outcome.recovered = (
+            await again.run_async("again", session_id="s", session_service=sessions)
+        ).text == "recovered"
     return outcome
 
 

@@ -37,11 +37,7 @@ def find_bin() -> Path | None:
 def _owner() -> dict[str, object]:
     """Popen options that run the server as `postgres` when we are root (the process itself, so
     signals reach it)."""
-    return (
-        {"user": "postgres", "group": "postgres", "extra_groups": []}
-        if os.geteuid() == 0
-        else {}
-    )
+    return {"user": "postgres", "group": "postgres", "extra_groups": []} if os.geteuid() == 0 else {}
 
 
 def _free_port() -> int:
@@ -125,9 +121,7 @@ def postgres_server(bin_dir: Path) -> Iterator[str]:
             ):
                 if server.poll() is not None or time.monotonic() > deadline:
                     shown = log.read_text(errors="replace")[-2000:]
-                    raise RuntimeError(
-                        f"PostgreSQL did not start on port {port}:\n{shown}"
-                    )
+                    raise RuntimeError(f"PostgreSQL did not start on port {port}:\n{shown}")
                 time.sleep(0.1)
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         finally:

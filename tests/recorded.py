@@ -43,8 +43,13 @@ def encode_sse(events: list[StreamEvent]) -> list[str]:
 
 
 def _openai_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
 
 
 def openai_stream() -> list[StreamEvent]:
@@ -52,23 +57,49 @@ def openai_stream() -> list[StreamEvent]:
     chunks = [
         _openai_chunk({"role": "assistant", "content": ""}),
         *(_openai_chunk({"content": piece}) for piece in TEXT),
-        _openai_chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                       "function": {"name": "get_weather", "arguments": ""}}]}),
+        _openai_chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""},
+                    }
+                ]
+            }
+        ),
         _openai_chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[:9]}}]}),
         _openai_chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[9:]}}]}),
         _openai_chunk({}, "tool_calls"),
-        {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini", "choices": [],
-         "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}},
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "gpt-4o-mini",
+            "choices": [],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+        },
     ]
     return [(None, c) for c in chunks] + [(None, "[DONE]")]
 
 
 def openai_body() -> dict[str, Any]:
-    message = {"role": "assistant", "content": "".join(TEXT), "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps(ARGS)}}]}
-    return {"id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}
+    message = {
+        "role": "assistant",
+        "content": "".join(TEXT),
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps(ARGS)}}
+        ],
+    }
+    return {
+        "id": "chatcmpl-2",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
 
 
 # -- Gemini generateContent (tests/providers/test_gemini.py) -----------------------------------------
@@ -78,8 +109,12 @@ def _gemini_answer(*parts: dict[str, Any], finish: str | None = "STOP") -> dict[
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
     if finish:
         candidate["finishReason"] = finish
-    return {"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "resp-1",
-            "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17}}
+    return {
+        "candidates": [candidate],
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "resp-1",
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17},
+    }
 
 
 def gemini_stream() -> list[StreamEvent]:
@@ -88,17 +123,28 @@ def gemini_stream() -> list[StreamEvent]:
 
 
 def gemini_body() -> dict[str, Any]:
-    return _gemini_answer({"text": "".join(TEXT)}, {"functionCall": {"id": "call_1", "name": "get_weather", "args": ARGS}})
+    return _gemini_answer(
+        {"text": "".join(TEXT)}, {"functionCall": {"id": "call_1", "name": "get_weather", "args": ARGS}}
+    )
 
 
 # -- Anthropic Messages (tests/providers/test_anthropic.py) -------------------------------------------
 
 
 def anthropic_body() -> dict[str, Any]:
-    return {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-            "content": [{"type": "text", "text": "".join(TEXT)},
-                        {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": ARGS}],
-            "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 5}}
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "text", "text": "".join(TEXT)},
+            {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": ARGS},
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 5},
+    }
 
 
 def anthropic_stream() -> list[StreamEvent]:
@@ -109,13 +155,28 @@ def anthropic_stream() -> list[StreamEvent]:
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in TEXT),
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1,
-         "content_block": {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}}},
-        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": arguments[:9]}},
-        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": arguments[9:]}},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": arguments[:9]},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": arguments[9:]},
+        },
         {"type": "content_block_stop", "index": 1},
         {"type": "ping"},
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 5}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
         {"type": "message_stop"},
     ]
     return [(e["type"], e) for e in events]
@@ -140,10 +201,22 @@ class Provider:
 
 
 PROVIDERS = {
-    "openai": Provider("openai", lambda url, key, **o: OpenAIModel("gpt-4o-mini", base_url=url + "/v1", api_key=key, **o),
-                       openai_stream, openai_body),
-    "gemini": Provider("gemini", lambda url, key, **o: GeminiModel("gemini-2.5-flash", base_url=url, api_key=key, **o),
-                       gemini_stream, gemini_body),
-    "anthropic": Provider("anthropic", lambda url, key, **o: AnthropicModel(base_url=url, api_key=key, **o),
-                          anthropic_stream, anthropic_body),
+    "openai": Provider(
+        "openai",
+        lambda url, key, **o: OpenAIModel("gpt-4o-mini", base_url=url + "/v1", api_key=key, **o),
+        openai_stream,
+        openai_body,
+    ),
+    "gemini": Provider(
+        "gemini",
+        lambda url, key, **o: GeminiModel("gemini-2.5-flash", base_url=url, api_key=key, **o),
+        gemini_stream,
+        gemini_body,
+    ),
+    "anthropic": Provider(
+        "anthropic",
+        lambda url, key, **o: AnthropicModel(base_url=url, api_key=key, **o),
+        anthropic_stream,
+        anthropic_body,
+    ),
 }

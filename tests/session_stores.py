@@ -28,9 +28,7 @@ def rich_events() -> list[Event]:
     return [
         Event(
             "user",
-            Content.user("What's in this image?").with_inline_data(
-                "image/png", b"\x89PNG\x00\xff"
-            ),
+            Content.user("What's in this image?").with_inline_data("image/png", b"\x89PNG\x00\xff"),
         ),
         Event(
             "weather",

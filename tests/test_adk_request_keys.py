@@ -21,9 +21,7 @@ def test_a_model_string_without_its_key_shows_its_own_provider(
         shell,
         "%%agent desk --model deepseek:deepseek-chat --tools get_weather\nYou help with the weather.",
     )
-    text = run(shell, '%adk request desk --message "And in Lima?"')._repr_mimebundle_()[
-        "text/plain"
-    ]
+    text = run(shell, '%adk request desk --message "And in Lima?"')._repr_mimebundle_()["text/plain"]
     assert "As OpenAIModel sends it (deepseek:deepseek-chat)" in text
     assert '"model": "deepseek-chat"' in text
     assert '"type": "function"' in text and "Gemini body" not in text
@@ -43,9 +41,7 @@ def test_the_key_of_a_model_never_shows_in_the_request(
     shown = run(shell, '%adk request fast --message "Lima?"')._repr_mimebundle_()
     assert "As OpenAIModel sends it" in shown["text/plain"]
     assert SECRET not in shown["text/plain"] and SECRET not in shown["text/html"]
-    every = run(
-        shell, '%adk request fast --provider all --message "Lima?"'
-    )._repr_mimebundle_()["text/plain"]
+    every = run(shell, '%adk request fast --provider all --message "Lima?"')._repr_mimebundle_()["text/plain"]
     for label in (
         "OpenAI Chat Completions body",
         "Gemini body",

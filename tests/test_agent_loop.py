@@ -163,7 +163,9 @@ async def test_tool_context_state_scopes_and_temp_cleared() -> None:
         return {"ok": True, "seen_temp": ctx.state["temp:scratch"]}
 
     sessions = InMemorySessionService()
-    agent = LlmAgent(name="mem", model=ScriptedModel([FunctionCall("remember", {"city": "Rome"}), "Noted."]), tools=[remember])
+    agent = LlmAgent(
+        name="mem", model=ScriptedModel([FunctionCall("remember", {"city": "Rome"}), "Noted."]), tools=[remember]
+    )
     result = await agent.run_async("Remember Rome", session_service=sessions)
 
     assert result.events[2].function_responses()[0].response == {"ok": True, "seen_temp": 1}
@@ -250,7 +252,9 @@ async def test_result_wrapping() -> None:
         return a + b
 
     assert add(2, 3) == 5, "a decorated tool is still the function"
-    result = await LlmAgent(name="t", model=ScriptedModel([FunctionCall("add", {"a": 2, "b": 3}), "5"]), tools=[add]).run_async("?")
+    result = await LlmAgent(
+        name="t", model=ScriptedModel([FunctionCall("add", {"a": 2, "b": 3}), "5"]), tools=[add]
+    ).run_async("?")
     assert result.events[2].function_responses()[0].response == {"result": 5}
 
 
@@ -265,8 +269,9 @@ async def test_arguments_a_provider_could_not_parse_are_answered_with_the_reason
         calls.append(city)
         return {}
 
-    model = ScriptedModel([malformed_call("lookup", '{"city": "Tok', "not valid JSON (Unterminated string)", "c1"),
-                           "Let me try again."])
+    model = ScriptedModel(
+        [malformed_call("lookup", '{"city": "Tok', "not valid JSON (Unterminated string)", "c1"), "Let me try again."]
+    )
     result = await LlmAgent(name="p", model=model, tools=[lookup]).run_async("?")
     response = result.events[2].function_responses()[0]
     assert response.id == result.events[1].function_calls()[0].id and response.response["code"] == "invalid_arguments"

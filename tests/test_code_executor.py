@@ -69,12 +69,8 @@ def wait_until_gone(pid: int, seconds: float = 5.0) -> bool:
 def test_an_agent_runs_code_and_the_model_reads_its_output(tmp_path: Path) -> None:
     executor = PythonCodeExecutor(timeout=20, workdir=tmp_path)
     code = "import sys\nprint(sum(range(10)))\nprint('careful', file=sys.stderr)"
-    model = ScriptedModel(
-        [FunctionCall("run_python", {"code": code}), "The sum is 45."]
-    )
-    result = LlmAgent(name="coder", model=model, tools=[executor]).run(
-        "Add 0..9 in Python"
-    )
+    model = ScriptedModel([FunctionCall("run_python", {"code": code}), "The sum is 45."])
+    result = LlmAgent(name="coder", model=model, tools=[executor]).run("Add 0..9 in Python")
 
     assert result.text == "The sum is 45."
     [received] = model.requests[1].contents[-1].function_responses()
@@ -87,9 +83,7 @@ async def test_agent_run_inside_a_running_loop_as_in_a_kernel(tmp_path: Path) ->
     # With a loop running (a kernel always has one), agent.run() runs on a private loop in a
     # worker thread: the child process is started and waited for from that thread's loop.
     model = ScriptedModel([FunctionCall("run_python", {"code": "print(6 * 7)"}), "42."])
-    agent = LlmAgent(
-        name="coder", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)]
-    )
+    agent = LlmAgent(name="coder", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)])
     result = agent.run("Six times seven?")
     [response] = _responses(result.events)
     assert response.response == {"stdout": "42\n", "stderr": "", "figures": 0}
@@ -112,19 +106,12 @@ async def test_figures_come_back_as_png_parts_once_each_and_are_stored_with_the_
         "plt.close()\n"  # saved and closed: still comes back
         "print(plt.get_backend())\n"
     )
-    model = ScriptedModel(
-        [FunctionCall("run_python", {"code": code}), "Here is the chart."]
-    )
+    model = ScriptedModel([FunctionCall("run_python", {"code": code}), "Here is the chart."])
     agent = LlmAgent(name="plotter", model=model, tools=[executor])
     sessions = SqliteSessionService(tmp_path / "sessions.db")
     runner = Runner(app_name="plots", agent=agent, session_service=sessions)
     session = await sessions.create(app_name="plots", user_id="u1")
-    events = [
-        e
-        async for e in runner.run(
-            user_id="u1", session_id=session.id, content=Content.user("Plot squares")
-        )
-    ]
+    events = [e async for e in runner.run(user_id="u1", session_id=session.id, content=Content.user("Plot squares"))]
 
     [received] = model.requests[1].contents[-1].function_responses()
     assert received.response == {
@@ -133,29 +120,19 @@ async def test_figures_come_back_as_png_parts_once_each_and_are_stored_with_the_
         "figures": 3,
         "files": ["closed.png", "squares.png"],
     }
-    assert [p.inline_data.mime_type for p in received.parts if p.inline_data] == [
-        "image/png"
-    ] * 3
-    squares, closed, bars = (
-        p.inline_data.data for p in received.parts if p.inline_data
-    )
-    assert squares == (tmp_path / "work" / "squares.png").read_bytes(), (
-        "the file as saved"
-    )
+    assert [p.inline_data.mime_type for p in received.parts if p.inline_data] == ["image/png"] * 3
+    squares, closed, bars = (p.inline_data.data for p in received.parts if p.inline_data)
+    assert squares == (tmp_path / "work" / "squares.png").read_bytes(), "the file as saved"
     assert png_size(squares) == (120, 90) and png_size(closed) == (150, 150)
     assert png_size(bars) == (100, 100), "the open figure, drawn as it was made"
 
     stored = await sessions.get(app_name="plots", user_id="u1", session_id=session.id)
     assert stored is not None
     [kept] = [r for e in stored.events for r in e.function_responses()]
-    assert kept.parts == received.parts, (
-        "the image is stored with the session, byte for byte"
-    )
+    assert kept.parts == received.parts, "the image is stored with the session, byte for byte"
 
     html = transcript_html(events, agent_name="plotter")
-    assert "run_python" in html and "data:image/png;base64," in html, (
-        "a normal tool card with the figure inline"
-    )
+    assert "run_python" in html and "data:image/png;base64," in html, "a normal tool card with the figure inline"
 
 
 def test_bad_code_is_a_result_the_model_reads_and_the_run_goes_on(
@@ -179,10 +156,7 @@ def test_bad_code_is_a_result_the_model_reads_and_the_run_goes_on(
     assert 'File "<code>", line 3, in <module>' in index_error["error"]
     assert index_error["error"].endswith("IndexError: list index out of range")
     assert "code_runner" not in index_error["error"], "only the code's own frames"
-    assert (
-        syntax_error["error"].endswith("SyntaxError: invalid syntax")
-        and "line 1" in syntax_error["error"]
-    )
+    assert syntax_error["error"].endswith("SyntaxError: invalid syntax") and "line 1" in syntax_error["error"]
     assert no_code["code"] == "invalid_arguments" and "code" in no_code["error"]
 
 
@@ -196,16 +170,12 @@ async def test_a_runaway_loop_is_stopped_at_the_time_limit_and_its_process_is_go
 ) -> None:
     executor = PythonCodeExecutor(timeout=1.5, workdir=tmp_path)
     started = time.monotonic()
-    response = await run_code(
-        executor, "import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass"
-    )
+    response = await run_code(executor, "import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass")
     elapsed = time.monotonic() - started
 
     assert "time limit of 1.5 s" in response["error"] and "stopped" in response["error"]
     assert elapsed < 10
-    pid = int(
-        response["stdout"].split()[0]
-    )  # what it printed before it was stopped is kept
+    pid = int(response["stdout"].split()[0])  # what it printed before it was stopped is kept
     assert wait_until_gone(pid)
 
 
@@ -229,9 +199,7 @@ async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 async def test_a_cancelled_call_leaves_no_process_behind(tmp_path: Path) -> None:
     executor = PythonCodeExecutor(timeout=60, workdir=tmp_path)
-    code = (
-        "import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\ntime.sleep(60)"
-    )
+    code = "import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\ntime.sleep(60)"
     call = asyncio.create_task(executor.execute(SimpleToolContext(), {"code": code}))
     pid_file = tmp_path / "pid.txt"
     for _ in range(400):
@@ -248,19 +216,12 @@ async def test_a_cancelled_call_leaves_no_process_behind(tmp_path: Path) -> None
 async def test_a_memory_hog_gets_memory_error_naming_the_limit(tmp_path: Path) -> None:
     executor = PythonCodeExecutor(timeout=20, memory_limit=200, workdir=tmp_path)
     at_once = await run_code(executor, "data = bytearray(400 * 2**20)")
-    growing = await run_code(
-        executor, "chunks = []\nwhile True:\n    chunks.append(bytearray(2**20))"
-    )
+    growing = await run_code(executor, "chunks = []\nwhile True:\n    chunks.append(bytearray(2**20))")
     fine = await run_code(executor, "data = bytearray(50 * 2**20)\nprint(len(data))")
 
     for response in (at_once, growing):
-        assert (
-            "MemoryError" in response["error"]
-            and "at most 200 MiB" in response["error"]
-        )
-    assert fine == {"stdout": f"{50 * 2**20}\n", "stderr": "", "figures": 0}, (
-        "the limit is the one given"
-    )
+        assert "MemoryError" in response["error"] and "at most 200 MiB" in response["error"]
+    assert fine == {"stdout": f"{50 * 2**20}\n", "stderr": "", "figures": 0}, "the limit is the one given"
 
 
 async def test_output_past_the_limit_is_cut_in_the_middle_with_a_marker(
@@ -318,24 +279,17 @@ async def test_no_file_is_written_outside_the_working_folder(tmp_path: Path) -> 
     assert response["stdout"].count("refused:") == len(attempts), response["stdout"]
     assert "ALLOWED" not in response["stdout"]
     assert (
-        "only write inside its working folder" in response["stdout"]
-        and "may not start processes" in response["stdout"]
+        "only write inside its working folder" in response["stdout"] and "may not start processes" in response["stdout"]
     )
     assert sorted(p.name for p in outside.iterdir()) == before
     assert (outside / "keep.txt").read_text() == "precious"
     assert oct((outside / "keep.txt").stat().st_mode & 0o777) != oct(0o777)
-    assert (work / "inside.txt").read_text() == "mine" and (
-        work / "at_home.txt"
-    ).exists()
-    assert response["files"] == ["at_home.txt", "inside.txt"], (
-        "the files it wrote, hidden folders left out"
-    )
+    assert (work / "inside.txt").read_text() == "mine" and (work / "at_home.txt").exists()
+    assert response["files"] == ["at_home.txt", "inside.txt"], "the files it wrote, hidden folders left out"
     assert any((work / ".tmp").iterdir()), "TMPDIR is inside the folder"
 
 
-async def test_api_keys_never_reach_the_child(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_api_keys_never_reach_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-test-codeexec-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     monkeypatch.setenv("GOOGLE_API_KEY", secret)
@@ -359,23 +313,16 @@ async def test_api_keys_never_reach_the_child(
         "TMPDIR",
         "XDG_CACHE_HOME",
     ]
-    assert (
-        refusal
-        == "refused: code run by run_python may not read another process's environment or memory"
-    )
+    assert refusal == "refused: code run by run_python may not read another process's environment or memory"
     assert own == "True"
     assert secret not in repr(response)
 
 
 async def test_the_code_cannot_signal_other_processes(tmp_path: Path) -> None:
-    bystander = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", "import time; time.sleep(60)"
-    )
+    bystander = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(60)")
     try:
         code = f"import os, signal\nos.kill({bystander.pid}, signal.SIGKILL)"
-        response = await run_code(
-            PythonCodeExecutor(timeout=20, workdir=tmp_path), code
-        )
+        response = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
         assert response["error"].endswith("may not signal other processes (os.kill)")
         assert not gone(bystander.pid), "still running"
     finally:
@@ -425,9 +372,7 @@ async def test_the_code_runs_as_a_scripts_main_module(tmp_path: Path) -> None:
     assert response["stdout"] == "__main__ Point(x=3)\n127.0.0.1\n", response
 
 
-async def test_a_file_past_the_size_limit_fails_to_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_file_past_the_size_limit_fails_to_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from adk_notebook.tools import code_executor
 
     monkeypatch.setattr(code_executor, "FILE_SIZE_LIMIT", 2**20)
@@ -443,25 +388,14 @@ def test_it_is_a_normal_tool_with_a_schema_for_code(tmp_path: Path) -> None:
     declaration = executor.declaration()
     assert declaration.name == "run_python"
     schema = declaration.parameters
-    assert (
-        schema is not None
-        and schema["type"] == "object"
-        and schema["required"] == ["code"]
-    )
-    assert (
-        list(schema["properties"]) == ["code"]
-        and schema["properties"]["code"]["type"] == "string"
-    )
+    assert schema is not None and schema["type"] == "object" and schema["required"] == ["code"]
+    assert list(schema["properties"]) == ["code"] and schema["properties"]["code"]["type"] == "string"
     assert schema["additionalProperties"] is False
     assert executor.validate_args({"code": "print(1)"}) == {"code": "print(1)"}
     with pytest.raises(ValueError):
         executor.validate_args({"code": 1})
     assert "10 s" in declaration.description and "256 MiB" in declaration.description
-    assert (
-        not executor.is_long_running
-        and executor.timeout is not None
-        and executor.timeout > 10
-    )
+    assert not executor.is_long_running and executor.timeout is not None and executor.timeout > 10
     assert PythonCodeExecutor(workdir=tmp_path, name="python").name == "python"
 
 
@@ -478,9 +412,7 @@ def test_it_is_a_normal_tool_with_a_schema_for_code(tmp_path: Path) -> None:
         ({"name": "run python"}, "is not accepted by model providers"),
     ],
 )
-def test_bad_settings_are_clear_errors(
-    kwargs: dict[str, Any], says: str, tmp_path: Path
-) -> None:
+def test_bad_settings_are_clear_errors(kwargs: dict[str, Any], says: str, tmp_path: Path) -> None:
     with pytest.raises(AdkError) as caught:
         PythonCodeExecutor(**{"workdir": tmp_path, **kwargs})
     assert says in caught.value.message
@@ -501,13 +433,9 @@ def test_the_child_is_the_same_interpreter(tmp_path: Path) -> None:
             "ok",
         ]
     )
-    result = LlmAgent(
-        name="which", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)]
-    ).run("which python?")
+    result = LlmAgent(name="which", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)]).run("which python?")
     [response] = _responses(result.events)
-    assert os.path.realpath(response.response["stdout"].strip()) == os.path.realpath(
-        sys.executable
-    )
+    assert os.path.realpath(response.response["stdout"].strip()) == os.path.realpath(sys.executable)
 
 
 # -- in a real kernel ------------------------------------------------------------------------
@@ -542,11 +470,7 @@ def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was
 
     chat, after = nb.cells[3], nb.cells[4]
     assert not [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
-    [view] = [
-        o
-        for o in chat.outputs
-        if o.output_type == "display_data" and "text/html" in o.data
-    ]
+    [view] = [o for o in chat.outputs if o.output_type == "display_data" and "text/html" in o.data]
     html = view.data["text/html"]
     assert html.count("run_python") >= 4, "four normal tool cards"
     for outcome in (
@@ -557,6 +481,4 @@ def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was
     ):
         assert outcome in html, outcome
     assert "None of it worked." in html
-    assert after.outputs[0]["text"] == "42 True\n", (
-        "the kernel kept its variables and was never replaced"
-    )
+    assert after.outputs[0]["text"] == "42 True\n", "the kernel kept its variables and was never replaced"

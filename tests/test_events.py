@@ -17,7 +17,11 @@ def test_a_chunk_is_the_same_event_as_the_keyword_form() -> None:
         assert chunk == spelled
         assert chunk.partial and not chunk.turn_complete and not chunk.is_final_response()
         assert (chunk.actions, chunk.metadata, chunk.long_running_tool_ids, chunk.tool_outcomes) == (
-            EventActions(), {}, [], [])
+            EventActions(),
+            {},
+            [],
+            [],
+        )
 
 
 def test_containers_made_on_first_use_are_each_events_own_and_keep_what_is_put_in() -> None:

@@ -140,8 +140,13 @@ async def test_tool_takes_a_typing_typed_dict_on_every_supported_python() -> Non
         seen.append(stops)
         return {"nights": sum(s.get("nights", 1) for s in stops)}
 
-    model = ScriptedModel([FunctionCall("plan_route", {"stops": [{"city": "Lima", "nights": "2"}, {"city": "Cusco"}]}),
-                           FunctionCall("plan_route", {"stops": [{"nights": 1}]}), "Three nights."])
+    model = ScriptedModel(
+        [
+            FunctionCall("plan_route", {"stops": [{"city": "Lima", "nights": "2"}, {"city": "Cusco"}]}),
+            FunctionCall("plan_route", {"stops": [{"nights": 1}]}),
+            "Three nights.",
+        ]
+    )
     result = await LlmAgent(name="trips", model=model, tools=[plan_route]).run_async("Plan it")
     item = declared(model)["plan_route"].parameters["properties"]["stops"]["items"]
     assert item["description"] == "A stop on a route." and item["required"] == ["city"]
@@ -167,9 +172,15 @@ def test_metadata_attributes_on_the_decorator() -> None:
         """No attributes: every flag keeps its default."""
         return x
 
-    assert (cache_lookup.is_read_only, cache_lookup.is_concurrency_safe, cache_lookup.is_long_running) == (True, True, False)
+    assert (cache_lookup.is_read_only, cache_lookup.is_concurrency_safe, cache_lookup.is_long_running) == (
+        True,
+        True,
+        False,
+    )
     assert (generate_report.is_read_only, generate_report.is_concurrency_safe, generate_report.is_long_running) == (
-        False, False, True,
+        False,
+        False,
+        True,
     )
     assert (plain.is_read_only, plain.is_concurrency_safe, plain.is_long_running) == (False, False, False)
     assert generate_report.declaration().description.endswith(LONG_RUNNING_NOTE)
@@ -185,11 +196,15 @@ def weather_tool() -> FunctionTool:
     def handler(ctx: ToolContext, args: dict) -> dict:
         return {"location": args.get("location", "unknown"), "temperature": "22°C", "conditions": "sunny"}
 
-    return FunctionTool("get_weather", "Get current weather for a location", handler).with_parameters_schema(WeatherParams)
+    return FunctionTool("get_weather", "Get current weather for a location", handler).with_parameters_schema(
+        WeatherParams
+    )
 
 
 async def test_function_tool_with_parameters_schema() -> None:
-    model = ScriptedModel([FunctionCall("get_weather", {"location": "Tokyo"}), "El tiempo en Tokio es soleado, con 22 °C."])
+    model = ScriptedModel(
+        [FunctionCall("get_weather", {"location": "Tokyo"}), "El tiempo en Tokio es soleado, con 22 °C."]
+    )
     result = await LlmAgent(
         name="weather_agent", model=model, instruction="You help users check the weather.", tools=[weather_tool()]
     ).run_async("¿Qué tiempo hace en Tokio?")
@@ -240,11 +255,15 @@ async def test_function_tool_in_the_typescript_form() -> None:
         parameters=BudgetInput,
         execute=analyze,
     )
-    model = ScriptedModel([
-        FunctionCall("analyze_budget", {"monthlyIncome": 3000, "expenses": [{"category": "Comida", "amount": "400"}]}),
-        FunctionCall("analyze_budget", {"monthlyIncome": 3000}),
-        "Ahorrás 2600 USD por mes.",
-    ])
+    model = ScriptedModel(
+        [
+            FunctionCall(
+                "analyze_budget", {"monthlyIncome": 3000, "expenses": [{"category": "Comida", "amount": "400"}]}
+            ),
+            FunctionCall("analyze_budget", {"monthlyIncome": 3000}),
+            "Ahorrás 2600 USD por mes.",
+        ]
+    )
     result = await LlmAgent(name="budget", model=model, tools=[budget_tool]).run_async("mis gastos de comida son $400")
 
     declaration = declared(model)["analyze_budget"]
@@ -262,9 +281,12 @@ async def test_typescript_form_with_a_json_schema_and_the_tool_context() -> None
     async def lookup(params: dict, tool_context: ToolContext) -> dict:
         return {"ticker": params["ticker"].upper(), "call": tool_context.function_call_id}
 
-    quote = FunctionTool(name="get_quote", description="A stock quote.", execute=lookup,
-                         parameters={"type": "object", "properties": {"ticker": {"type": "string"}},
-                                     "required": ["ticker"]})
+    quote = FunctionTool(
+        name="get_quote",
+        description="A stock quote.",
+        execute=lookup,
+        parameters={"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]},
+    )
     ctx = SimpleToolContext().with_function_call_id("c1")
     assert await quote.execute(ctx, quote.validate_args({"ticker": "aapl"})) == {"ticker": "AAPL", "call": "c1"}
     no_schema = FunctionTool(name="echo", description="Echo.", execute=lambda params: params)
@@ -280,15 +302,25 @@ async def test_process_order_reads_parameters_and_reports_missing_ones() -> None
         "Process an order. Parameters: product_id (required), quantity (required), priority (optional)",
         process_order,
     )
-    model = ScriptedModel([
-        [FunctionCall("process_order", {"product_id": "P-1", "quantity": 2}), FunctionCall("process_order", {"quantity": 1})],
-        "Order ORD-12345 is confirmed; the second one needs a product id.",
-    ])
+    model = ScriptedModel(
+        [
+            [
+                FunctionCall("process_order", {"product_id": "P-1", "quantity": 2}),
+                FunctionCall("process_order", {"quantity": 1}),
+            ],
+            "Order ORD-12345 is confirmed; the second one needs a product id.",
+        ]
+    )
     result = await LlmAgent(name="shop", model=model, tools=[order_tool]).run_async("Order two P-1 and one more")
 
     ok, missing = responses(result)
-    assert ok.response == {"order_id": "ORD-12345", "product_id": "P-1", "quantity": 2, "priority": "normal",
-                           "status": "confirmed"}
+    assert ok.response == {
+        "order_id": "ORD-12345",
+        "product_id": "P-1",
+        "quantity": 2,
+        "priority": "normal",
+        "status": "confirmed",
+    }
     assert missing.response == {"error": "product_id is required", "code": "tool_error", "category": "internal"}
     assert result.text.startswith("Order ORD-12345")
 
@@ -317,18 +349,22 @@ def calculate(ctx: ToolContext, args: dict) -> dict:
 
 
 def calculator_tool() -> FunctionTool:
-    return FunctionTool("calculator", "Perform arithmetic operations", calculate).with_parameters_schema(CalculatorParams)
+    return FunctionTool("calculator", "Perform arithmetic operations", calculate).with_parameters_schema(
+        CalculatorParams
+    )
 
 
 async def test_calculator_with_typed_schema_and_divide_by_zero() -> None:
-    model = ScriptedModel([
+    model = ScriptedModel(
         [
-            FunctionCall("calculator", {"operation": "add", "a": 2, "b": 3}),
-            FunctionCall("calculator", {"operation": "divide", "a": 1, "b": 0}),
-            FunctionCall("calculator", {"operation": "modulo", "a": 1, "b": 2}),
-        ],
-        "2 + 3 = 5; the rest I cannot do.",
-    ])
+            [
+                FunctionCall("calculator", {"operation": "add", "a": 2, "b": 3}),
+                FunctionCall("calculator", {"operation": "divide", "a": 1, "b": 0}),
+                FunctionCall("calculator", {"operation": "modulo", "a": 1, "b": 2}),
+            ],
+            "2 + 3 = 5; the rest I cannot do.",
+        ]
+    )
     result = await LlmAgent(name="calc", model=model, tools=[calculator_tool()]).run_async("2+3, 1/0, 1%2")
 
     schema = declared(model)["calculator"].parameters
@@ -369,15 +405,31 @@ def divide(ctx: ToolContext, args: dict) -> dict:
 
 
 async def test_error_handling_full_adk_errors_reach_the_model_with_code_and_category() -> None:
-    model = ScriptedModel([
-        [FunctionCall("divide", {"a": 1, "b": 0}), FunctionCall("divide", {"b": 2}), FunctionCall("divide", {"a": 6, "b": 3})],
-        "6 / 3 = 2.",
-    ])
-    result = await LlmAgent(name="calc", model=model, tools=[FunctionTool("divide", "Divide two numbers", divide)]).run_async("?")
+    model = ScriptedModel(
+        [
+            [
+                FunctionCall("divide", {"a": 1, "b": 0}),
+                FunctionCall("divide", {"b": 2}),
+                FunctionCall("divide", {"a": 6, "b": 3}),
+            ],
+            "6 / 3 = 2.",
+        ]
+    )
+    result = await LlmAgent(
+        name="calc", model=model, tools=[FunctionTool("divide", "Divide two numbers", divide)]
+    ).run_async("?")
 
     by_zero, missing, ok = (r.response for r in responses(result))
-    assert by_zero == {"error": "Cannot divide by zero", "code": "tool.divide.division_by_zero", "category": "invalid_input"}
-    assert missing == {"error": "Parameter 'a' is required", "code": "tool.divide.missing_param", "category": "invalid_input"}
+    assert by_zero == {
+        "error": "Cannot divide by zero",
+        "code": "tool.divide.division_by_zero",
+        "category": "invalid_input",
+    }
+    assert missing == {
+        "error": "Parameter 'a' is required",
+        "code": "tool.divide.missing_param",
+        "category": "invalid_input",
+    }
     assert ok == {"result": 2.0}
     assert result.text == "6 / 3 = 2.", "the run goes on after tool errors"
 
@@ -387,8 +439,9 @@ async def test_structured_error_reaches_the_model_as_error_code_and_category() -
     @tool
     def get_stock(ticker: str) -> dict:
         """Look up a stock quote by ticker symbol."""
-        raise AdkError.tool(f"Ticker '{ticker}' not found. Available: AAPL, MSFT, NVDA.", code="ticker_not_found",
-                            category="not_found")
+        raise AdkError.tool(
+            f"Ticker '{ticker}' not found. Available: AAPL, MSFT, NVDA.", code="ticker_not_found", category="not_found"
+        )
 
     model = ScriptedModel([FunctionCall("get_stock", {"ticker": "XYZ"}), "XYZ is not a ticker I know."])
     result = await LlmAgent(name="stocks", model=model, tools=[get_stock]).run_async("XYZ?")
@@ -497,12 +550,14 @@ async def test_long_running_report_start_and_status_pair() -> None:
     status_tool = FunctionTool("check_report_status", "Check report generation status", status).with_parameters_schema(
         StatusParams
     )
-    model = ScriptedModel([
-        FunctionCall("generate_report", {"topic": "sales"}),
-        "I started the report (task_1).",
-        FunctionCall("check_report_status", {"task_id": "task_1"}),
-        "The report is complete.",
-    ])
+    model = ScriptedModel(
+        [
+            FunctionCall("generate_report", {"topic": "sales"}),
+            "I started the report (task_1).",
+            FunctionCall("check_report_status", {"task_id": "task_1"}),
+            "The report is complete.",
+        ]
+    )
     agent = LlmAgent(name="reports", model=model, tools=[start_tool, status_tool])
 
     first = await agent.run_async("Generate the sales report")
@@ -536,11 +591,15 @@ async def test_read_only_and_concurrency_safe_builders() -> None:
     assert (lookup.is_read_only, lookup.is_concurrency_safe) == (True, True)
     assert (update.is_read_only, update.is_concurrency_safe) == (False, False)
 
-    model = ScriptedModel([
-        [FunctionCall("update", {}), FunctionCall("lookup", {}), FunctionCall("lookup", {})],
-        "Done.",
-    ])
-    result = await LlmAgent(name="auto", model=model, tools=[lookup, update], tool_execution_strategy="auto").run_async("go")
+    model = ScriptedModel(
+        [
+            [FunctionCall("update", {}), FunctionCall("lookup", {}), FunctionCall("lookup", {})],
+            "Done.",
+        ]
+    )
+    result = await LlmAgent(name="auto", model=model, tools=[lookup, update], tool_execution_strategy="auto").run_async(
+        "go"
+    )
     assert [r.name for r in responses(result)] == ["update", "lookup", "lookup"], "responses keep the model's order"
 
 
@@ -557,8 +616,12 @@ async def test_simple_tool_context_runs_a_tool_outside_any_agent() -> None:
 async def test_simple_tool_context_defaults() -> None:
     ctx = SimpleToolContext("my-test-harness")
     assert isinstance(ctx, ToolContext) and isinstance(ctx, ReadonlyContext)
-    assert (ctx.user_id, ctx.session_id, ctx.agent_name, ctx.app_name) == ("anonymous", "", "my-test-harness",
-                                                                           "my-test-harness")
+    assert (ctx.user_id, ctx.session_id, ctx.agent_name, ctx.app_name) == (
+        "anonymous",
+        "",
+        "my-test-harness",
+        "my-test-harness",
+    )
     assert ctx.artifacts is None
     assert await ctx.search_memory("anything") == []
     other = SimpleToolContext()
@@ -590,8 +653,13 @@ async def test_simple_tool_context_takes_the_seed_builders() -> None:
 
 
 async def test_simple_tool_context_overrides_and_progress() -> None:
-    ctx = SimpleToolContext("my-mcp-server", function_call_id="custom-call-id", session_id="session-42",
-                            user_id="admin_ana", state={"user:lang": "es"})
+    ctx = SimpleToolContext(
+        "my-mcp-server",
+        function_call_id="custom-call-id",
+        session_id="session-42",
+        user_id="admin_ana",
+        state={"user:lang": "es"},
+    )
     assert (ctx.function_call_id, ctx.session_id, ctx.user_id) == ("custom-call-id", "session-42", "admin_ana")
     assert ctx.state["user:lang"] == "es"
 
@@ -640,15 +708,20 @@ async def test_stateful_cache_lookup_from_the_seed() -> None:
     assert isinstance(cache_tool, StatefulTool) and cache_tool.state is cache
     assert (cache_tool.is_read_only, cache_tool.is_concurrency_safe) == (True, True)
 
-    model = ScriptedModel([
-        [FunctionCall("cache_lookup", {"key": "greeting"}), FunctionCall("cache_lookup", {"key": "missing"})],
-        "It says hola.",
-    ])
+    model = ScriptedModel(
+        [
+            [FunctionCall("cache_lookup", {"key": "greeting"}), FunctionCall("cache_lookup", {"key": "missing"})],
+            "It says hola.",
+        ]
+    )
     agent = LlmAgent(name="cache", model=model, tools=[cache_tool], tool_execution_strategy="auto")
     result = await agent.run_async("What is the greeting?")
 
     assert declared(model)["cache_lookup"].parameters["properties"]["key"]["description"] == "The cache key"
-    assert [r.response for r in responses(result)] == [{"key": "greeting", "value": "hola"}, {"key": "missing", "value": ""}]
+    assert [r.response for r in responses(result)] == [
+        {"key": "greeting", "value": "hola"},
+        {"key": "missing", "value": ""},
+    ]
     cache.entries["missing"] = "found now"  # the tool holds the object, not a copy
     assert await cache_tool.execute(SimpleToolContext(), {"key": "missing"}) == {"key": "missing", "value": "found now"}
 
@@ -684,7 +757,9 @@ async def test_stateful_tool_is_not_corrupted_by_parallel_dispatch() -> None:
     state = {"n": 0, "running": 0, "max_running": 0}
     counter = StatefulTool("bump", "Add one", state, _read_pause_write)
     model = ScriptedModel([[FunctionCall("bump", {}) for _ in range(20)], "Twenty."])
-    result = await LlmAgent(name="par", model=model, tools=[counter], tool_execution_strategy="parallel").run_async("go")
+    result = await LlmAgent(name="par", model=model, tools=[counter], tool_execution_strategy="parallel").run_async(
+        "go"
+    )
 
     assert state["n"] == 20 and state["max_running"] == 1
     assert sorted(r.response["n"] for r in responses(result)) == list(range(1, 21))
@@ -738,12 +813,19 @@ async def generate_chart(ctx: ToolContext, args: dict) -> dict:
 
 
 def test_to_function_response_for_the_seed_chart() -> None:
-    response = to_function_response("generate_chart", "call-1", {
-        "response": {"title": "Q4 Sales", "chart_type": "bar"},
-        "inline_data": [{"mime_type": "image/png", "data": PNG}],
-    })
+    response = to_function_response(
+        "generate_chart",
+        "call-1",
+        {
+            "response": {"title": "Q4 Sales", "chart_type": "bar"},
+            "inline_data": [{"mime_type": "image/png", "data": PNG}],
+        },
+    )
     assert response == FunctionResponse(
-        "generate_chart", {"title": "Q4 Sales", "chart_type": "bar"}, "call-1", [Part(inline_data=Blob("image/png", PNG))]
+        "generate_chart",
+        {"title": "Q4 Sales", "chart_type": "bar"},
+        "call-1",
+        [Part(inline_data=Blob("image/png", PNG))],
     )
     # The JSON form sessions store carries the bytes as base64 and reads back the same.
     stored = Part(function_response=response).to_dict()
@@ -797,7 +879,10 @@ async def test_a_tool_may_return_function_response_data_directly() -> None:
 
     (response,) = responses(result)
     assert response.response == {"title": "Q4"}
-    assert response.parts == [Part(inline_data=Blob("image/png", PNG)), Part(file_data=FileData("text/csv", "gs://bucket/q4.csv"))]
+    assert response.parts == [
+        Part(inline_data=Blob("image/png", PNG)),
+        Part(file_data=FileData("text/csv", "gs://bucket/q4.csv")),
+    ]
 
 
 async def test_too_much_inline_data_is_an_error_for_the_model_not_a_crash() -> None:
@@ -817,7 +902,9 @@ async def test_too_much_inline_data_is_an_error_for_the_model_not_a_crash() -> N
     assert response.parts == []
     assert result.text == "That was too big."
 
-    exactly = FunctionResponseData.from_tool_result("t", {"inline_data": {"mime_type": "x/y", "data": bytes(MAX_INLINE_DATA_BYTES)}})
+    exactly = FunctionResponseData.from_tool_result(
+        "t", {"inline_data": {"mime_type": "x/y", "data": bytes(MAX_INLINE_DATA_BYTES)}}
+    )
     assert exactly.inline_bytes == MAX_INLINE_DATA_BYTES, "the limit itself is allowed"
 
 
@@ -844,7 +931,9 @@ def test_unknown_raw_bytes_need_a_mime_type() -> None:
     assert frd.response["code"] == "invalid_media"
     assert "Tool 't'" in frd.response["error"] and "mime_type" in frd.response["error"]
 
-    given = FunctionResponseData.from_tool_result("t", {"inline_data": [{"mime_type": "audio/wav", "data": b"\x00\x01"}]})
+    given = FunctionResponseData.from_tool_result(
+        "t", {"inline_data": [{"mime_type": "audio/wav", "data": b"\x00\x01"}]}
+    )
     assert given.parts == [Part(inline_data=Blob("audio/wav", b"\x00\x01"))]
 
 
@@ -855,7 +944,9 @@ def test_base64_text_is_decoded() -> None:
     sniffed = FunctionResponseData.from_tool_result("t", {"inline_data": [{"data": text}]})
     assert sniffed.parts == frd.parts, "without mime_type the decoded bytes are sniffed"
 
-    bad = FunctionResponseData.from_tool_result("t", {"inline_data": [{"mime_type": "image/png", "data": "not base64!"}]})
+    bad = FunctionResponseData.from_tool_result(
+        "t", {"inline_data": [{"mime_type": "image/png", "data": "not base64!"}]}
+    )
     assert bad.response["code"] == "invalid_media" and "base64" in bad.response["error"]
 
 
@@ -877,14 +968,17 @@ def test_ipython_image_is_sent_with_its_format() -> None:
 
 
 def test_file_data_items() -> None:
-    frd = FunctionResponseData.from_tool_result("t", {
-        "file_data": [
-            "reports/q4.pdf",
-            "https://example.com/chart.png",
-            {"mime_type": "application/pdf", "file_uri": "gs://bucket/report"},
-            Path("data/table.csv"),
-        ]
-    })
+    frd = FunctionResponseData.from_tool_result(
+        "t",
+        {
+            "file_data": [
+                "reports/q4.pdf",
+                "https://example.com/chart.png",
+                {"mime_type": "application/pdf", "file_uri": "gs://bucket/report"},
+                Path("data/table.csv"),
+            ]
+        },
+    )
     assert frd.response == {}
     assert [(p.mime_type, p.file_uri) for p in frd.parts] == [
         ("application/pdf", "reports/q4.pdf"),
@@ -911,11 +1005,22 @@ def test_builders() -> None:
         .with_inline_data("image/png", PNG)
         .with_inline_data("image/png", base64.b64encode(PNG).decode())
         .with_file_data("application/pdf", "gs://bucket/file.pdf")
-        .with_multimodal([Blob("audio/wav", b"RIFF"), FileData("video/mp4", "gs://b/v.mp4"), Part.from_bytes("image/gif", b"GIF89a")])
+        .with_multimodal(
+            [Blob("audio/wav", b"RIFF"), FileData("video/mp4", "gs://b/v.mp4"), Part.from_bytes("image/gif", b"GIF89a")]
+        )
     )
-    assert [p.mime_type for p in frd.parts] == ["image/png", "image/png", "application/pdf", "audio/wav", "video/mp4", "image/gif"]
+    assert [p.mime_type for p in frd.parts] == [
+        "image/png",
+        "image/png",
+        "application/pdf",
+        "audio/wav",
+        "video/mp4",
+        "image/gif",
+    ]
     assert frd.inline_bytes == 2 * len(PNG) + 4 + 6
-    assert to_function_response("chart_tool", "c1", frd) == FunctionResponse("chart_tool", {"title": "Q4 Chart"}, "c1", frd.parts)
+    assert to_function_response("chart_tool", "c1", frd) == FunctionResponse(
+        "chart_tool", {"title": "Q4 Chart"}, "c1", frd.parts
+    )
 
     with pytest.raises(AdkError) as excinfo:
         FunctionResponseData({}).with_multimodal([Part(text="not media")])
@@ -928,16 +1033,22 @@ def test_builders() -> None:
 
 async def test_function_response_data_seed_constructors() -> None:
     # The seed: FunctionResponseData::with_inline_data("chart_tool", json!({...}), vec![InlineDataPart {...}])
-    chart = FunctionResponseData.with_inline_data("chart_tool", {"title": "Q4 Chart"},
-                                                  [{"mime_type": "image/png", "data": PNG}])
+    chart = FunctionResponseData.with_inline_data(
+        "chart_tool", {"title": "Q4 Chart"}, [{"mime_type": "image/png", "data": PNG}]
+    )
     assert (chart.name, chart.response) == ("chart_tool", {"title": "Q4 Chart"})
     assert [(p.mime_type, p.inline_data.data) for p in chart.parts] == [("image/png", PNG)]
-    doc = FunctionResponseData.with_file_data("doc_tool", {"status": "ok"},
-                                              [{"mime_type": "application/pdf", "file_uri": "gs://bucket/file.pdf"}])
+    doc = FunctionResponseData.with_file_data(
+        "doc_tool", {"status": "ok"}, [{"mime_type": "application/pdf", "file_uri": "gs://bucket/file.pdf"}]
+    )
     assert (doc.name, doc.response, [(p.mime_type, p.file_uri) for p in doc.parts]) == (
-        "doc_tool", {"status": "ok"}, [("application/pdf", "gs://bucket/file.pdf")])
-    both = FunctionResponseData.with_multimodal("tool", {"n": 1}, [Blob("image/png", PNG)],
-                                                [FileData("application/pdf", "gs://b/r.pdf")])
+        "doc_tool",
+        {"status": "ok"},
+        [("application/pdf", "gs://bucket/file.pdf")],
+    )
+    both = FunctionResponseData.with_multimodal(
+        "tool", {"n": 1}, [Blob("image/png", PNG)], [FileData("application/pdf", "gs://b/r.pdf")]
+    )
     assert [p.mime_type for p in both.parts] == ["image/png", "application/pdf"] and both.name == "tool"
     with pytest.raises(AdkError, match="needs 'file_uri'"):
         FunctionResponseData.with_file_data("doc_tool", {}, [{"mime_type": "application/pdf"}])
@@ -948,11 +1059,13 @@ async def test_function_response_data_seed_constructors() -> None:
     @tool
     def chart_tool(title: str) -> FunctionResponseData:
         """Draw a chart."""
-        return FunctionResponseData.with_inline_data("chart_tool", {"title": title}, [{"mime_type": "image/png",
-                                                                                        "data": PNG}])
+        return FunctionResponseData.with_inline_data(
+            "chart_tool", {"title": title}, [{"mime_type": "image/png", "data": PNG}]
+        )
 
-    result = await LlmAgent(name="c", model=ScriptedModel([FunctionCall("chart_tool", {"title": "Q4"}), "Here."]),
-                            tools=[chart_tool]).run_async("chart")
+    result = await LlmAgent(
+        name="c", model=ScriptedModel([FunctionCall("chart_tool", {"title": "Q4"}), "Here."]), tools=[chart_tool]
+    ).run_async("chart")
     (response,) = responses(result)
     assert response.response == {"title": "Q4"} and [p.mime_type for p in response.parts] == ["image/png"]
 
@@ -1014,7 +1127,9 @@ def test_basic_toolset_refuses_duplicate_names() -> None:
 
 
 async def test_filtered_toolset_by_names_and_by_predicate() -> None:
-    base = BasicToolset("all", [named_tool("read", is_read_only=True), named_tool("write"), named_tool("list", is_read_only=True)])
+    base = BasicToolset(
+        "all", [named_tool("read", is_read_only=True), named_tool("write"), named_tool("list", is_read_only=True)]
+    )
     ctx = SimpleToolContext()
 
     by_names = FilteredToolset(base, ["list", "read", "not_there"])
@@ -1072,14 +1187,18 @@ async def test_merged_toolset_keeps_order_and_refuses_duplicates_deterministical
 async def test_merged_toolset_takes_the_seed_form_name_then_a_list() -> None:
     # The seed: MergedToolset::new("all", vec![weather, utils])
     weather = PrefixedToolset(BasicToolset("weather", [named_tool("forecast")]), "wx")
-    utils = FilteredToolset(BasicToolset("utils", [named_tool("search"), named_tool("calculate"), named_tool("rm")]),
-                            ["search", "calculate"])
+    utils = FilteredToolset(
+        BasicToolset("utils", [named_tool("search"), named_tool("calculate"), named_tool("rm")]),
+        ["search", "calculate"],
+    )
     composed = MergedToolset("all", [weather, utils])
     assert composed.name == "all" and MergedToolset("all", (weather, utils)).name == "all"
     assert [t.name for t in await composed.tools(SimpleToolContext())] == ["wx_forecast", "search", "calculate"]
     model = ScriptedModel([FunctionCall("wx_forecast", {}), "Done."])
     result = await LlmAgent(name="agent", model=model, toolsets=[composed]).run_async("go")
-    assert list(declared(model)) == ["wx_forecast", "search", "calculate"] and responses(result)[0].name == "wx_forecast"
+    assert (
+        list(declared(model)) == ["wx_forecast", "search", "calculate"] and responses(result)[0].name == "wx_forecast"
+    )
 
     with pytest.raises(TypeError, match="already names the toolset"):
         MergedToolset("all", [weather], name="other")
@@ -1089,7 +1208,9 @@ async def test_merged_toolset_takes_the_seed_form_name_then_a_list() -> None:
 
 async def test_duplicate_between_agent_tools_and_a_toolset_is_a_clear_error() -> None:
     agent = LlmAgent(
-        name="dup", model=ScriptedModel(["unused"]), tools=[weather_tool()],
+        name="dup",
+        model=ScriptedModel(["unused"]),
+        tools=[weather_tool()],
         toolsets=[BasicToolset("weather", [named_tool("get_weather")])],
     )
     with pytest.raises(AdkError) as excinfo:
@@ -1174,13 +1295,21 @@ async def test_permission_based_toolset_is_resolved_per_run() -> None:
     assert response_of(user, "delete_user")["code"] == "unknown_tool"
 
     # Outside an agent, a SimpleToolContext stands in for the run.
-    assert [t.name for t in await toolset.tools(SimpleToolContext(user_id="admin_root"))] == ["view_account", "delete_user"]
+    assert [t.name for t in await toolset.tools(SimpleToolContext(user_id="admin_root"))] == [
+        "view_account",
+        "delete_user",
+    ]
     assert [t.name for t in await toolset.tools(SimpleToolContext())] == ["view_account"]
 
 
 # -- File references: resolve_file_uri ------------------------------------------------------------
 def test_remote_uris_pass_through(tmp_path: Path) -> None:
-    for uri in ("https://example.com/a.pdf", "http://example.com/a.pdf", "gs://bucket/reports/r.pdf", "HTTPS://Example.com/x"):
+    for uri in (
+        "https://example.com/a.pdf",
+        "http://example.com/a.pdf",
+        "gs://bucket/reports/r.pdf",
+        "HTTPS://Example.com/x",
+    ):
         assert resolve_file_uri(uri, allowed_root=tmp_path) == uri
 
 
@@ -1192,7 +1321,10 @@ def test_local_files_inside_the_root_resolve(tmp_path: Path, monkeypatch: pytest
     assert resolve_file_uri("reports/q4 report.pdf", allowed_root=tmp_path) == root / "reports" / "q4 report.pdf"
     assert resolve_file_uri(str(report), allowed_root=tmp_path) == root / "reports" / "q4 report.pdf"
     assert resolve_file_uri(report.as_uri(), allowed_root=tmp_path) == root / "reports" / "q4 report.pdf"
-    assert resolve_file_uri("reports/../reports/q4 report.pdf", allowed_root=tmp_path) == root / "reports" / "q4 report.pdf"
+    assert (
+        resolve_file_uri("reports/../reports/q4 report.pdf", allowed_root=tmp_path)
+        == root / "reports" / "q4 report.pdf"
+    )
     (tmp_path / "latest.pdf").symlink_to(report)
     assert resolve_file_uri("latest.pdf", allowed_root=tmp_path) == root / "reports" / "q4 report.pdf"
 
@@ -1219,7 +1351,12 @@ def test_local_files_outside_the_root_are_refused(tmp_path: Path, monkeypatch: p
 
 
 def test_other_schemes_and_hosts_are_refused(tmp_path: Path) -> None:
-    for uri in ("ftp://example.com/a.pdf", "s3://bucket/a.pdf", "data:application/pdf;base64,JVBERi0=", "javascript:alert(1)"):
+    for uri in (
+        "ftp://example.com/a.pdf",
+        "s3://bucket/a.pdf",
+        "data:application/pdf;base64,JVBERi0=",
+        "javascript:alert(1)",
+    ):
         with pytest.raises(AdkError) as excinfo:
             resolve_file_uri(uri, allowed_root=tmp_path)
         assert (excinfo.value.category, excinfo.value.code) == ("unsupported", "unsupported_uri_scheme"), uri
@@ -1236,13 +1373,23 @@ def test_other_schemes_and_hosts_are_refused(tmp_path: Path) -> None:
 
 async def test_a_json_schema_given_to_with_parameters_schema_is_enforced() -> None:
     received: list[dict] = []
-    schema = {"type": "object", "properties": {"city": {"type": "string", "minLength": 2},
-                                               "days": {"type": "integer", "maximum": 7}},
-              "required": ["city"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "minLength": 2}, "days": {"type": "integer", "maximum": 7}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
     forecast = FunctionTool("forecast", "Forecast.", lambda ctx, args: received.append(args) or {"ok": True})
     forecast.with_parameters_schema(schema)
-    model = ScriptedModel([[FunctionCall("forecast", {"city": "X", "days": 9, "extra": 1}),
-                            FunctionCall("forecast", {"city": "Oslo", "days": 3})], "ok"])
+    model = ScriptedModel(
+        [
+            [
+                FunctionCall("forecast", {"city": "X", "days": 9, "extra": 1}),
+                FunctionCall("forecast", {"city": "Oslo", "days": 3}),
+            ],
+            "ok",
+        ]
+    )
     result = await LlmAgent(name="f", model=model, tools=[forecast]).run_async("?")
     bad, good = result.events[2].function_responses()
     assert bad.response["code"] == "invalid_arguments"
@@ -1258,7 +1405,9 @@ async def test_a_tool_cannot_hand_out_a_file_outside_the_working_folder(uri: str
         """Returns a file reference."""
         return {"result": "here", "file_data": [{"mime_type": "application/pdf", "file_uri": uri}]}
 
-    result = await LlmAgent(name="f", model=ScriptedModel([FunctionCall("leak", {}), "ok"]), tools=[leak]).run_async("?")
+    result = await LlmAgent(name="f", model=ScriptedModel([FunctionCall("leak", {}), "ok"]), tools=[leak]).run_async(
+        "?"
+    )
     [response] = [r for e in result.events for r in e.function_responses()]
     assert response.parts == [] and response.response["code"] == "invalid_media"
     assert uri.split("/")[-1] in response.response["error"] or "scheme" in response.response["error"]

@@ -55,9 +55,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package's modules that module `name` imports at run time."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
-    for node in _runtime_imports(
-        ast.parse(path.read_text(encoding="utf-8"), str(path))
-    ):
+    for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
             continue
@@ -133,9 +131,7 @@ def _a_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
 
 def test_no_import_cycle_among_the_package_modules() -> None:
     found = cycles(import_graph())
-    assert not found, "import cycles:\n" + "\n".join(
-        " -> ".join(cycle) for cycle in found
-    )
+    assert not found, "import cycles:\n" + "\n".join(" -> ".join(cycle) for cycle in found)
 
 
 @pytest.mark.parametrize(
@@ -155,13 +151,9 @@ def test_no_import_cycle_among_the_package_modules() -> None:
         ("from . import x", {"pkg"}),  # a name of the package itself, not a module
     ],
 )
-def test_the_walk_sees_each_kind_of_import(
-    tmp_path: Path, source: str, expected: set[str]
-) -> None:
+def test_the_walk_sees_each_kind_of_import(tmp_path: Path, source: str, expected: set[str]) -> None:
     for module in ("__init__", "a", "b", "c"):
-        (tmp_path / f"{module}.py").write_text(
-            source if module == "a" else "", encoding="utf-8"
-        )
+        (tmp_path / f"{module}.py").write_text(source if module == "a" else "", encoding="utf-8")
     modules = {
         "pkg": tmp_path / "__init__.py",
         **{f"pkg.{m}": tmp_path / f"{m}.py" for m in "abc"},

@@ -59,13 +59,8 @@ async def test_a_tool_sees_the_agent_app_user_and_an_empty_branch() -> None:
     )
     runner = Runner(app_name="helpdesk", agent=agent)
     session = await runner.session_service.create(app_name="helpdesk", user_id="ana")
-    events = [
-        e
-        async for e in runner.run(user_id="ana", session_id=session.id, content="who?")
-    ]
-    response = next(
-        r for e in events if not e.partial for r in e.function_responses()
-    ).response
+    events = [e async for e in runner.run(user_id="ana", session_id=session.id, content="who?")]
+    response = next(r for e in events if not e.partial for r in e.function_responses()).response
     assert response == {
         "agent": "desk",
         "app": "helpdesk",
@@ -104,19 +99,15 @@ async def test_build_request_is_exactly_what_the_model_receives() -> None:
         tools=[get_weather],
     )
     sessions = InMemorySessionService()
-    session = await sessions.create(
-        app_name="weather", user_id="u", state={"user_name": "Ana"}
+    session = await sessions.create(app_name="weather", user_id="u", state={"user_name": "Ana"})
+    await Runner(app_name="weather", agent=agent, session_service=sessions).run_to_result(
+        user_id="u", session_id=session.id, content="Weather in Tokyo?"
     )
-    await Runner(
-        app_name="weather", agent=agent, session_service=sessions
-    ).run_to_result(user_id="u", session_id=session.id, content="Weather in Tokyo?")
 
     stored = await sessions.get(app_name="weather", user_id="u", session_id=session.id)
     assert stored is not None
     user_event = stored.events[0]
-    before_the_answer = Session(
-        stored.id, "weather", "u", state=dict(stored.state), events=[user_event]
-    )
+    before_the_answer = Session(stored.id, "weather", "u", state=dict(stored.state), events=[user_event])
     ctx = InvocationContext(
         session=before_the_answer,
         agent_name="weather",
@@ -125,26 +116,18 @@ async def test_build_request_is_exactly_what_the_model_receives() -> None:
     )
     request = await agent.build_request(ctx)
     assert request == received[0]
-    assert (
-        request.model == "fn" and request.system_instruction == "Be brief.\n\nHelp Ana."
-    )
+    assert request.model == "fn" and request.system_instruction == "Be brief.\n\nHelp Ana."
     assert [d.name for d in request.tools] == ["get_weather"]
 
 
-async def test_build_request_with_include_contents_none_sends_only_this_invocation() -> (
-    None
-):
+async def test_build_request_with_include_contents_none_sends_only_this_invocation() -> None:
     agent = LlmAgent(name="a", model=ScriptedModel(["x"]), include_contents="none")
     earlier = Event("user", Content.user("an older message"), "e-old")
     now = Event("user", Content.user("this one"), "e-now")
     session = Session("s", "a", "u", events=[earlier, now])
-    ctx = InvocationContext(
-        session=session, agent_name="a", user_content=now.content, invocation_id="e-now"
-    )
+    ctx = InvocationContext(session=session, agent_name="a", user_content=now.content, invocation_id="e-now")
     request = await agent.build_request(ctx, {}, model_name="shown")
-    assert [c.parts[0].text for c in request.contents] == [
-        "this one"
-    ] and request.model == "shown"
+    assert [c.parts[0].text for c in request.contents] == ["this one"] and request.model == "shown"
 
 
 # -- the tool policy -----------------------------------------------------------------------------
@@ -162,15 +145,8 @@ def test_an_agent_owns_its_tool_policy_and_reads_it_back() -> None:
         .build()
     )
     policy = agent.tool_policy
-    assert (
-        policy.tool_execution_strategy
-        is ToolExecutionStrategy.AUTO
-        is agent.tool_execution_strategy
-    )
-    assert (
-        policy.retry_budget("flaky") == RetryBudget(2)
-        and policy.retry_budget("other") == RetryBudget()
-    )
+    assert policy.tool_execution_strategy is ToolExecutionStrategy.AUTO is agent.tool_execution_strategy
+    assert policy.retry_budget("flaky") == RetryBudget(2) and policy.retry_budget("other") == RetryBudget()
     assert (policy.circuit_breaker_threshold, policy.tool_timeout) == (3, 5.0)
     assert policy.before_tool_callback and not policy.after_tool_callback
     assert agent.before_tool_callback is policy.before_tool_callback
@@ -187,9 +163,7 @@ def test_an_agent_owns_its_tool_policy_and_reads_it_back() -> None:
         ({"tool_timeout": -1}, "invalid_timeout", "tool_timeout"),
     ],
 )
-def test_a_policy_refuses_bad_settings_naming_them(
-    options: dict[str, Any], code: str, names: str
-) -> None:
+def test_a_policy_refuses_bad_settings_naming_them(options: dict[str, Any], code: str, names: str) -> None:
     for make in (lambda: ToolPolicy(**options), lambda: LlmAgent(name="a", **options)):
         with pytest.raises(AdkError) as caught:
             make()
@@ -210,9 +184,7 @@ async def test_the_dispatcher_runs_calls_with_a_policy_and_no_agent() -> None:
     seen: list[str] = []
     policy = ToolPolicy(
         tool_retry_budgets={"flaky": RetryBudget(max_retries=2)},
-        after_tool_callback=CallbackChain(
-            lambda ctx, t, args, response: seen.append(t.name)
-        ),
+        after_tool_callback=CallbackChain(lambda ctx, t, args, response: seen.append(t.name)),
     )
     invocation = InvocationContext(
         session=Session("s", "app", "u"),
@@ -221,13 +193,8 @@ async def test_the_dispatcher_runs_calls_with_a_policy_and_no_agent() -> None:
         run_config=RunConfig(streaming=False),
     )
     events = [
-        e
-        async for e in ToolDispatcher(invocation, policy, {"flaky": flaky}).run(
-            [FunctionCall("flaky", {}, "c1")]
-        )
+        e async for e in ToolDispatcher(invocation, policy, {"flaky": flaky}).run([FunctionCall("flaky", {}, "c1")])
     ]
     (answer,) = events
-    assert answer.author == "worker" and answer.function_responses()[0].response == {
-        "ok": True
-    }
+    assert answer.author == "worker" and answer.function_responses()[0].response == {"ok": True}
     assert answer.tool_outcomes[0].attempt == 3 and seen == ["flaky"]

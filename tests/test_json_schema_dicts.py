@@ -47,19 +47,13 @@ def with_field(schema: dict[str, Any]) -> dict[str, Any]:
 
 def recording_tool(schema: dict[str, Any]) -> tuple[FunctionTool, list[dict[str, Any]]]:
     received: list[dict[str, Any]] = []
-    tool = FunctionTool(
-        "record", "Record it.", lambda ctx, args: received.append(args) or {"ok": True}
-    )
+    tool = FunctionTool("record", "Record it.", lambda ctx, args: received.append(args) or {"ok": True})
     return tool.with_parameters_schema(schema), received
 
 
-async def call_twice(
-    schema: dict[str, Any], bad: dict[str, Any], good: dict[str, Any]
-) -> tuple[dict, dict, list]:
+async def call_twice(schema: dict[str, Any], bad: dict[str, Any], good: dict[str, Any]) -> tuple[dict, dict, list]:
     tool, received = recording_tool(schema)
-    model = ScriptedModel(
-        [[FunctionCall("record", bad), FunctionCall("record", good)], "done"]
-    )
+    model = ScriptedModel([[FunctionCall("record", bad), FunctionCall("record", good)], "done"])
     result = await LlmAgent(name="a", model=model, tools=[tool]).run_async("go")
     refused, accepted = result.events[2].function_responses()
     return refused.response, accepted.response, received
@@ -68,24 +62,16 @@ async def call_twice(
 @pytest.mark.parametrize("case", CASES)
 async def test_a_tool_enforces_the_keyword(case: str) -> None:
     schema, good, bad, says = CASES[case]
-    refused, accepted, received = await call_twice(
-        with_field(schema), {"value": bad}, {"value": good}
-    )
-    assert (
-        refused["code"] == "invalid_arguments" and f"value: {says}" in refused["error"]
-    )
+    refused, accepted, received = await call_twice(with_field(schema), {"value": bad}, {"value": good})
+    assert refused["code"] == "invalid_arguments" and f"value: {says}" in refused["error"]
     assert accepted == {"ok": True} and received == [{"value": good}]
 
 
 @pytest.mark.parametrize("case", CASES)
 async def test_an_output_schema_enforces_the_keyword(case: str) -> None:
     schema, good, bad, says = CASES[case]
-    model = ScriptedModel(
-        [f'{{"value": {json.dumps(bad)}}}', f'{{"value": {json.dumps(good)}}}']
-    )
-    result = await LlmAgent(
-        name="a", model=model, output_schema=with_field(schema)
-    ).run_async("go")
+    model = ScriptedModel([f'{{"value": {json.dumps(bad)}}}', f'{{"value": {json.dumps(good)}}}'])
+    result = await LlmAgent(name="a", model=model, output_schema=with_field(schema)).run_async("go")
     assert result.output == {"value": good}
     assert f"(root).value: {says}" in model.requests[1].contents[-1].text
 
@@ -99,9 +85,7 @@ async def test_dependent_required_names_the_missing_field() -> None:
         },
         "dependentRequired": {"card": ["billing_address"]},
     }
-    refused, accepted, _ = await call_twice(
-        schema, {"card": "4111"}, {"card": "4111", "billing_address": "Oslo"}
-    )
+    refused, accepted, _ = await call_twice(schema, {"card": "4111"}, {"card": "4111", "billing_address": "Oslo"})
     assert refused["error"].endswith("billing_address: required when 'card' is given")
     assert accepted == {"ok": True}
 
@@ -125,19 +109,14 @@ async def test_if_then_applies_the_then_branch() -> None:
     )
     result = await LlmAgent(name="a", model=model, output_schema=schema).run_async("go")
     assert result.output == {"country": "NL", "postcode": "1012 AB"}
-    assert (
-        "(root).postcode: must match the pattern ^[0-9]{4} ?[A-Z]{2}$"
-        in model.requests[1].contents[-1].text
-    )
+    assert "(root).postcode: must match the pattern ^[0-9]{4} ?[A-Z]{2}$" in model.requests[1].contents[-1].text
     assert "(root).postcode: required" in model.requests[2].contents[-1].text
     fine = await LlmAgent(
         name="b",
         model=ScriptedModel(['{"country": "FR", "postcode": "75008"}']),
         output_schema=schema,
     ).run_async("go")
-    assert fine.output == {"country": "FR", "postcode": "75008"}, (
-        "no `then` when `if` does not match"
-    )
+    assert fine.output == {"country": "FR", "postcode": "75008"}, "no `then` when `if` does not match"
 
 
 async def test_pattern_properties_with_additional_properties_false() -> None:
@@ -153,10 +132,7 @@ async def test_pattern_properties_with_additional_properties_false() -> None:
         {"name": "a", "x-team": "core"},
     )
     assert accepted == {"ok": True} and received == [{"name": "a", "x-team": "core"}]
-    assert (
-        refused["error"].split(": ", 1)[1]
-        == "x-team: expected string, got integer; colour: not allowed"
-    )
+    assert refused["error"].split(": ", 1)[1] == "x-team: expected string, got integer; colour: not allowed"
 
 
 async def test_an_answer_that_fits_a_one_of_twice_is_asked_again() -> None:
@@ -170,35 +146,25 @@ async def test_an_answer_that_fits_a_one_of_twice_is_asked_again() -> None:
     model = ScriptedModel(['{"kind": "cat"}', '{"kind": "dog"}'])
     result = await LlmAgent(name="a", model=model, output_schema=schema).run_async("go")
     assert result.output == {"kind": "dog"}
-    assert (
-        "(root): matches more than one of the allowed shapes"
-        in model.requests[1].contents[-1].text
-    )
+    assert "(root): matches more than one of the allowed shapes" in model.requests[1].contents[-1].text
 
 
 def test_a_schema_that_is_not_json_schema_is_refused_where_it_is_given() -> None:
     tool = FunctionTool("t", "T.", lambda ctx, args: {})
     with pytest.raises(AdkError) as caught:
-        tool.with_parameters_schema(
-            {"type": "object", "properties": {"n": {"type": "int"}}}
-        )
+        tool.with_parameters_schema({"type": "object", "properties": {"n": {"type": "int"}}})
     assert (caught.value.code, caught.value.category) == (
         "invalid_schema",
         "invalid_input",
     )
-    assert (
-        "at properties.n.type" in caught.value.message
-        and "'int' is not valid" in caught.value.message
-    )
+    assert "at properties.n.type" in caught.value.message and "'int' is not valid" in caught.value.message
     with pytest.raises(AdkError) as caught:
         LlmAgent(
             name="a",
             model=ScriptedModel(["{}"]),
             output_schema={"type": "object", "required": "name"},
         )
-    assert (
-        caught.value.code == "invalid_schema" and "at required" in caught.value.message
-    )
+    assert caught.value.code == "invalid_schema" and "at required" in caught.value.message
 
 
 def test_formats_are_checked() -> None:
@@ -211,9 +177,7 @@ def test_formats_are_checked() -> None:
         try:
             tool.validate_args({"value": value})
         except ValueError as exc:
-            assert not ok and str(exc).endswith("value: must be a valid date-time"), (
-                value
-            )
+            assert not ok and str(exc).endswith("value: must be a valid date-time"), value
         else:
             assert ok, value
 
@@ -261,9 +225,7 @@ def test_the_first_dict_schema_does_not_load_the_slow_iri_grammar() -> None:
         print(iri.conforms("https://example.com/ü", "iri"), iri.conforms("not an iri", "iri"))
         """
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0].endswith("when: must be a valid date-time")
     assert out[1:] == ["False", "True False"]
 
@@ -274,7 +236,5 @@ def test_jsonschema_loads_with_the_first_dict_schema_not_with_the_package() -> N
         "FunctionTool('t', 'T.', lambda c, a: {}).with_parameters_schema({'type': 'object'}); "
         "print(loaded, 'jsonschema' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]

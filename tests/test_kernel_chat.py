@@ -69,9 +69,9 @@ def value(cell: nbformat.NotebookNode) -> str:
 def test_a_chat_notebook_saves_its_transcripts() -> None:
     nb = notebook(
         *SETUP,
-        '''from adk_notebook import FunctionCall, ScriptedModel
+        """from adk_notebook import FunctionCall, ScriptedModel
 scripted = ScriptedModel([FunctionCall("get_weather", {"city": "Tokyo"}), "It is sunny in Tokyo. Enjoy, Ana!",
-                          "Sunny again.", "And again."])''',
+                          "Sunny again.", "And again."])""",
         "%%agent weather_bot --model scripted --tools get_weather\nYou help {user_name} with the weather.",
         "%%chat weather_bot --state user_name=Ana\nWhat's the weather in Tokyo?",
         "_.text",
@@ -126,8 +126,8 @@ def test_saved_widget_state_holds_markdown_it_once() -> None:
 async def test_an_interrupt_cancels_a_long_await_and_the_session_goes_on() -> None:
     nb = notebook(
         *SETUP,
-        '''from adk_notebook import FunctionCall, ScriptedModel
-scripted = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Still here."])''',
+        """from adk_notebook import FunctionCall, ScriptedModel
+scripted = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Still here."])""",
         "%%agent sleeper --model scripted --tools slow\nWait when asked.",
         "%%chat sleeper --session s1\nWait 30 seconds.",
         "%%chat sleeper --session s1\nAre you there?",
@@ -156,8 +156,8 @@ scripted = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Still here."])
 async def test_the_stop_button_cancels_the_run() -> None:
     nb = notebook(
         *SETUP,
-        '''from adk_notebook import FunctionCall, ScriptedModel
-scripted = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Stopped, then back."])''',
+        """from adk_notebook import FunctionCall, ScriptedModel
+scripted = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Stopped, then back."])""",
         "%%agent sleeper --model scripted --tools slow\nWait when asked.",
         "%%chat sleeper\nWait 30 seconds.",
         "%%chat sleeper\nAre you there?",
@@ -173,8 +173,9 @@ scripted = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Stopped, then 
         model_id = await _widget_model_id(nb.cells[5])
         await asyncio.sleep(0.5)
         pressed = time.monotonic()
-        msg = client.kc.session.msg("comm_msg", {"comm_id": model_id,
-                                                 "data": {"method": "custom", "content": {"type": "stop"}}})
+        msg = client.kc.session.msg(
+            "comm_msg", {"comm_id": model_id, "data": {"method": "custom", "content": {"type": "stop"}}}
+        )
         client.kc.shell_channel.send(msg)
         await running
         elapsed = time.monotonic() - pressed

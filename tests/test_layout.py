@@ -31,7 +31,9 @@ def named_modules(block: str) -> set[str]:
             package = "-"
         if package == "-":
             continue
-        named.update(f"{package}/{name}.py" if package else f"{name}.py" for name in re.findall(r"\b([\w/]+)\.py\b", line))
+        named.update(
+            f"{package}/{name}.py" if package else f"{name}.py" for name in re.findall(r"\b([\w/]+)\.py\b", line)
+        )
     return named
 
 

@@ -91,8 +91,12 @@ async def test_templates_from_every_scope_and_artifacts() -> None:
     sessions = InMemorySessionService()
     artifacts = InMemoryArtifactService()
     runner = Runner(app_name="app", agent=agent, session_service=sessions, artifact_service=artifacts)
-    session = await sessions.create(app_name="app", user_id="u", state={"greeting": "Hi", "user:name": "Ana", "app:company": "ACME"})
-    await artifacts.save(app_name="app", user_id="u", session_id=session.id, filename="notes", artifact=Part(text="buy milk"))
+    session = await sessions.create(
+        app_name="app", user_id="u", state={"greeting": "Hi", "user:name": "Ana", "app:company": "ACME"}
+    )
+    await artifacts.save(
+        app_name="app", user_id="u", session_id=session.id, filename="notes", artifact=Part(text="buy milk")
+    )
     [e async for e in runner.run(user_id="u", session_id=session.id, content="go")]
     assert model.requests[0].system_instruction == "Hi Ana of ACME (calm) notes: buy milk |{x y}"
     stored = await sessions.get(app_name="app", user_id="u", session_id=session.id)
@@ -113,7 +117,9 @@ class Entities(BaseModel):
 
 
 async def test_output_schema_with_a_pydantic_model_retries_with_the_error() -> None:
-    model = ScriptedModel(['{"people": ["John"]}', '```json\n{"people": ["John", "Sarah"], "locations": ["Paris"]}\n```'])
+    model = ScriptedModel(
+        ['{"people": ["John"]}', '```json\n{"people": ["John", "Sarah"], "locations": ["Paris"]}\n```']
+    )
     agent = LlmAgent(name="extractor", model=model, output_schema=Entities, output_key="entities")
     result = await run(agent, "John met Sarah in Paris")
 
@@ -132,7 +138,9 @@ async def test_output_schema_dict_and_exhaustion() -> None:
     ok = await run(LlmAgent(name="a", model=ScriptedModel(['{"n": 0}', '{"n": 2}']), output_schema=schema))
     assert ok.output == {"n": 2}
 
-    bad = LlmAgent(name="b", model=ScriptedModel(["nope", "{}", '{"n": "x"}']), output_schema=schema, output_max_retries=2)
+    bad = LlmAgent(
+        name="b", model=ScriptedModel(["nope", "{}", '{"n": "x"}']), output_schema=schema, output_max_retries=2
+    )
     with pytest.raises(AdkError) as caught:
         await run(bad)
     assert caught.value.code == "output_schema_mismatch" and "(root).n" in str(caught.value)
@@ -187,8 +195,9 @@ async def test_after_agent_adds_an_answer() -> None:
     assert [e.text for e in result.events if not e.partial][-2:] == ["hello", "(logged)"]
 
 
-@pytest.mark.parametrize("hook", ["before_agent_callback", "after_agent_callback", "before_model_callback",
-                                  "after_model_callback"])
+@pytest.mark.parametrize(
+    "hook", ["before_agent_callback", "after_agent_callback", "before_model_callback", "after_model_callback"]
+)
 async def test_an_artifact_saved_in_a_callback_is_recorded_on_an_event(hook: str) -> None:
     async def save(ctx: CallbackContext, *_: object) -> None:
         await ctx.save_artifact("summary.txt", Part(text="from a callback"))
@@ -215,13 +224,19 @@ async def test_tool_callbacks_and_outcomes() -> None:
     def log(ctx: ToolContext):  # the seed's one-parameter after_tool_callback
         outcomes.append(ctx.tool_outcome)
 
-    model = ScriptedModel([[FunctionCall("get_weather", {"city": "Paris"}), FunctionCall("get_weather", {"city": "Rome"})], "done"])
-    agent = LlmAgent(name="a", model=model, tools=[get_weather], before_tool_callback=deny_paris, after_tool_callback=log)
+    model = ScriptedModel(
+        [[FunctionCall("get_weather", {"city": "Paris"}), FunctionCall("get_weather", {"city": "Rome"})], "done"]
+    )
+    agent = LlmAgent(
+        name="a", model=model, tools=[get_weather], before_tool_callback=deny_paris, after_tool_callback=log
+    )
     result = await run(agent)
     responses = [r.response for r in result.events[2].function_responses()]
     assert responses == [{"error": "Paris is not allowed"}, {"city": "Rome", "condition": "sunny"}]
     assert [(o.tool_name, o.args["city"], o.success, o.attempt) for o in outcomes] == [
-        ("get_weather", "Paris", True, 1), ("get_weather", "Rome", True, 1)]
+        ("get_weather", "Paris", True, 1),
+        ("get_weather", "Rome", True, 1),
+    ]
     assert result.events[2].tool_outcomes == outcomes, "outcomes travel on the event stream too"
 
 
@@ -275,11 +290,20 @@ async def test_auto_runs_the_safe_subset_first_then_the_rest_in_order() -> None:
         log.append(f"save {i} after {len(order)} safe events")
         return {"saved": i}
 
-    calls = [FunctionCall("save", {"i": 0}), FunctionCall("wait_for_peers", {"i": 1}),
-             FunctionCall("save", {"i": 2}), FunctionCall("wait_for_peers", {"i": 3})]
+    calls = [
+        FunctionCall("save", {"i": 0}),
+        FunctionCall("wait_for_peers", {"i": 1}),
+        FunctionCall("save", {"i": 2}),
+        FunctionCall("wait_for_peers", {"i": 3}),
+    ]
     agent = LlmAgent(name="a", model=ScriptedModel([calls, "ok"]), tools=[safe, save], tool_execution_strategy="auto")
     result = await run(agent)
-    assert [r.name for r in result.events[2].function_responses()] == ["save", "wait_for_peers", "save", "wait_for_peers"]
+    assert [r.name for r in result.events[2].function_responses()] == [
+        "save",
+        "wait_for_peers",
+        "save",
+        "wait_for_peers",
+    ]
     assert result.events[2].function_responses()[1].response["together"] is True
     assert log == ["save 0 after 4 safe events", "save 2 after 4 safe events"]
 
@@ -293,7 +317,9 @@ async def test_a_failing_call_does_not_stop_the_others() -> None:
         return {"i": i}
 
     calls = [FunctionCall("maybe", {"i": i}) for i in range(3)]
-    result = await run(LlmAgent(name="a", model=ScriptedModel([calls, "ok"]), tools=[maybe], tool_execution_strategy="parallel"))
+    result = await run(
+        LlmAgent(name="a", model=ScriptedModel([calls, "ok"]), tools=[maybe], tool_execution_strategy="parallel")
+    )
     responses = [r.response for r in result.events[2].function_responses()]
     assert responses[0] == {"i": 0} and responses[2] == {"i": 2} and "boom" in responses[1]["error"]
 
@@ -315,8 +341,13 @@ def flaky(failures: int):
 
 async def test_retry_budgets_default_and_per_tool() -> None:
     api, calls = flaky(3)
-    agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("flaky_api", {"q": "x"}), "ok"]), tools=[api],
-                     default_retry_budget=RetryBudget(1, 0.0), tool_retry_budgets={"flaky_api": RetryBudget(4, 0.001)})
+    agent = LlmAgent(
+        name="a",
+        model=ScriptedModel([FunctionCall("flaky_api", {"q": "x"}), "ok"]),
+        tools=[api],
+        default_retry_budget=RetryBudget(1, 0.0),
+        tool_retry_budgets={"flaky_api": RetryBudget(4, 0.001)},
+    )
     result = await run(agent)
     assert result.events[2].function_responses()[0].response == {"q": "x", "attempts": 4}
     assert result.events[2].tool_outcomes[0].attempt == 4 and result.events[2].tool_outcomes[0].success
@@ -331,10 +362,20 @@ async def test_non_retryable_adk_errors_are_not_retried() -> None:
         attempts.append(key)
         raise AdkError.tool(f"no such key {key!r}", code="missing", category="not_found")
 
-    result = await run(LlmAgent(name="a", model=ScriptedModel([FunctionCall("lookup", {"key": "k"}), "ok"]), tools=[lookup],
-                                default_retry_budget=RetryBudget(3)))
+    result = await run(
+        LlmAgent(
+            name="a",
+            model=ScriptedModel([FunctionCall("lookup", {"key": "k"}), "ok"]),
+            tools=[lookup],
+            default_retry_budget=RetryBudget(3),
+        )
+    )
     assert attempts == ["k"]
-    assert result.events[2].function_responses()[0].response == {"error": "no such key 'k'", "code": "missing", "category": "not_found"}
+    assert result.events[2].function_responses()[0].response == {
+        "error": "no such key 'k'",
+        "code": "missing",
+        "category": "not_found",
+    }
 
 
 async def test_circuit_breaker_names_the_tool_and_the_count() -> None:
@@ -356,7 +397,12 @@ async def test_on_tool_error_fallback() -> None:
         errors.append(str(error))
         return {"q": args["q"], "cached": True}
 
-    agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("flaky_api", {"q": "x"}), "ok"]), tools=[api], on_tool_error=fallback)
+    agent = LlmAgent(
+        name="a",
+        model=ScriptedModel([FunctionCall("flaky_api", {"q": "x"}), "ok"]),
+        tools=[api],
+        on_tool_error=fallback,
+    )
     result = await run(agent)
     assert result.events[2].function_responses()[0].response == {"q": "x", "cached": True}
     assert errors == ["attempt 1 failed"] and result.events[2].tool_outcomes[0].success is False
@@ -416,8 +462,15 @@ async def test_two_runs_on_one_session_are_refused() -> None:
         return {}
 
     sessions = InMemorySessionService()
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=FunctionModel(
-        lambda r: "done" if r.contents[-1].role == "tool" else FunctionCall("wait", {})), tools=[wait]), session_service=sessions)
+    runner = Runner(
+        app_name="a",
+        agent=LlmAgent(
+            name="a",
+            model=FunctionModel(lambda r: "done" if r.contents[-1].role == "tool" else FunctionCall("wait", {})),
+            tools=[wait],
+        ),
+        session_service=sessions,
+    )
     session = await sessions.create(app_name="a", user_id="u")
     first = asyncio.create_task(runner.run_to_result(user_id="u", session_id=session.id, content="1"))
     await asyncio.sleep(0.05)
@@ -429,8 +482,11 @@ async def test_two_runs_on_one_session_are_refused() -> None:
 
 
 async def test_auto_created_sessions() -> None:
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hi"])),
-                    run_config=RunConfig(auto_create_session=True))
+    runner = Runner(
+        app_name="a",
+        agent=LlmAgent(name="a", model=ScriptedModel(["hi"])),
+        run_config=RunConfig(auto_create_session=True),
+    )
     events = [e async for e in runner.run(user_id="u", session_id="new-one", content="hello")]
     assert events[-1].text == "hi"
     assert (await runner.session_service.get(app_name="a", user_id="u", session_id="new-one")) is not None

@@ -88,8 +88,9 @@ def test_model_strings_resolve_to_local_models():
 
 @needs_llama_cpp
 async def test_streams_text_through_the_agent(model):
-    agent = LlmAgent(name="local_bot", model=model, instruction="You are a helpful assistant.",
-                     generate_content_config=SHORT)
+    agent = LlmAgent(
+        name="local_bot", model=model, instruction="You are a helpful assistant.", generate_content_config=SHORT
+    )
     result = await agent.run_async("Tell me a joke.")
     partial = [e for e in result.events if e.partial]
     assert len(partial) >= 2, "text should arrive as it is generated"
@@ -112,8 +113,13 @@ async def test_tool_call_then_answer(model):
         seen.append(city)
         return {"city": city, "condition": "sunny", "temperature_c": 22}
 
-    agent = LlmAgent(name="weather_bot", model=model, tools=[get_weather], generate_content_config=SHORT,
-                     instruction="You are a helpful assistant. Use get_weather for weather questions.")
+    agent = LlmAgent(
+        name="weather_bot",
+        model=model,
+        tools=[get_weather],
+        generate_content_config=SHORT,
+        instruction="You are a helpful assistant. Use get_weather for weather questions.",
+    )
     result = await agent.run_async("What's the weather in Tokyo?")
     assert len(seen) == 1 and isinstance(seen[0], str) and seen[0].strip()
     calls = [c for e in result.events for c in e.function_calls()]
@@ -308,8 +314,12 @@ async def test_output_schema_constrains_the_answer():
         punchline: str
 
     seeded = LocalModel(seed=0)
-    agent = LlmAgent(name="structured", model=seeded, output_schema=Joke,
-                     generate_content_config=GenerateContentConfig(max_output_tokens=256))
+    agent = LlmAgent(
+        name="structured",
+        model=seeded,
+        output_schema=Joke,
+        generate_content_config=GenerateContentConfig(max_output_tokens=256),
+    )
     try:
         result = await agent.run_async("Tell me a joke.")
     finally:
@@ -330,5 +340,8 @@ def test_tool_results_reach_the_model_as_a_user_message():
     assert _chat_messages(contents) == [
         {"role": "user", "content": "What's the weather in Tokyo?"},
         {"role": "assistant", "content": "Let me call get_weather."},
-        {"role": "user", "content": 'get_weather result: {"condition": "sunny"}\nNow answer my question using this result.'},
+        {
+            "role": "user",
+            "content": 'get_weather result: {"condition": "sunny"}\nNow answer my question using this result.',
+        },
     ]

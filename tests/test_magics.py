@@ -43,8 +43,15 @@ class FakeView:
 
     made: list[FakeView] = []
 
-    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
-                 notice: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        agent_name: str,
+        prompt: str,
+        session_id: str | None = None,
+        model: str | None = None,
+        notice: str | None = None,
+    ) -> None:
         self.agent_name, self.prompt, self.session_id = agent_name, prompt, session_id
         self.model, self.notice = model, notice
         self.events: list[Any] = []
@@ -121,7 +128,10 @@ def define_weather_bot(shell: Any, script: list[Any] | None = None, options: str
     run(shell, WEATHER_TOOL)
     model = ScriptedModel(script or [FunctionCall("get_weather", {"city": "Tokyo"}), "It is sunny in Tokyo."])
     shell.user_ns["scripted"] = model
-    run(shell, f"%%agent weather_bot --model scripted --tools get_weather {options}\nYou help {{user_name}} with the weather.")
+    run(
+        shell,
+        f"%%agent weather_bot --model scripted --tools get_weather {options}\nYou help {{user_name}} with the weather.",
+    )
     return model
 
 
@@ -135,7 +145,9 @@ def test_the_extension_registers_the_magics(ip: Any) -> None:
 
 
 def test_import_stays_free_of_ipython_and_widgets() -> None:
-    code = "import sys, adk_notebook; print(sorted(m for m in ('IPython', 'ipywidgets', 'anywidget') if m in sys.modules))"
+    code = (
+        "import sys, adk_notebook; print(sorted(m for m in ('IPython', 'ipywidgets', 'anywidget') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -154,8 +166,11 @@ def test_unload_and_load_again(ip: Any) -> None:
 # -- %%tool ------------------------------------------------------------------------------------
 def test_tool_registers_what_the_cell_defines(shell: Any) -> None:
     shell.run_cell("from math import sqrt")
-    shown = run(shell, WEATHER_TOOL.replace("%%tool --read-only", "%%tool --read-only --concurrency-safe")
-                + "\ndef _helper():\n    return 1\n\nsquare = lambda x: x * x\n")
+    shown = run(
+        shell,
+        WEATHER_TOOL.replace("%%tool --read-only", "%%tool --read-only --concurrency-safe")
+        + "\ndef _helper():\n    return 1\n\nsquare = lambda x: x * x\n",
+    )
     get_weather = shell.user_ns["get_weather"]
     assert isinstance(get_weather, Tool) and get_weather.is_read_only and get_weather.is_concurrency_safe
     assert get_weather("Lima") == {"city": "Lima", "condition": "sunny"}, "still callable"
@@ -168,7 +183,10 @@ def test_tool_registers_what_the_cell_defines(shell: Any) -> None:
 
 
 def test_tool_options_long_running_and_name(shell: Any) -> None:
-    run(shell, '%%tool --long-running --name start_job\nasync def begin(n: int) -> dict:\n    """Start a job."""\n    return {"n": n}\n')
+    run(
+        shell,
+        '%%tool --long-running --name start_job\nasync def begin(n: int) -> dict:\n    """Start a job."""\n    return {"n": n}\n',
+    )
     t = shell.user_ns["begin"]
     assert t.name == "start_job" and t.is_long_running
     assert "start_job" in get_workspace(shell).tools
@@ -176,13 +194,18 @@ def test_tool_options_long_running_and_name(shell: Any) -> None:
 
 
 def test_tool_cell_with_several_functions_and_a_decorated_one(shell: Any) -> None:
-    run(shell, 'from adk_notebook import tool\n')
-    run(shell, '%%tool\ndef a(x: int) -> int:\n    """A."""\n    return x\n\n@tool\ndef b(y: str) -> str:\n    """B."""\n    return y\n')
+    run(shell, "from adk_notebook import tool\n")
+    run(
+        shell,
+        '%%tool\ndef a(x: int) -> int:\n    """A."""\n    return x\n\n@tool\ndef b(y: str) -> str:\n    """B."""\n    return y\n',
+    )
     assert list(get_workspace(shell).tools) == ["a", "b"]
 
 
 def test_tool_html_is_escaped(shell: Any) -> None:
-    shown = run(shell, '%%tool\ndef evil(x: str) -> str:\n    """Say <script>alert(1)</script> loudly."""\n    return x\n')
+    shown = run(
+        shell, '%%tool\ndef evil(x: str) -> str:\n    """Say <script>alert(1)</script> loudly."""\n    return x\n'
+    )
     html = shown._repr_mimebundle_()["text/html"]
     assert "<script>" not in html and "&lt;script&gt;" in html
 
@@ -190,11 +213,18 @@ def test_tool_html_is_escaped(shell: Any) -> None:
 def test_tool_mistakes_are_one_line(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert "defines no function" in fails(shell, "%%tool\nx = 1\n", capsys)
     assert "--name needs a cell that defines one function" in fails(
-        shell, '%%tool --name t\ndef a() -> int:\n    """A."""\n    return 1\n\ndef b() -> int:\n    """B."""\n    return 2\n', capsys)
-    assert "unrecognized arguments: --fast" in fails(shell, '%%tool --fast\ndef a() -> int:\n    """A."""\n    return 1\n', capsys)
+        shell,
+        '%%tool --name t\ndef a() -> int:\n    """A."""\n    return 1\n\ndef b() -> int:\n    """B."""\n    return 2\n',
+        capsys,
+    )
+    assert "unrecognized arguments: --fast" in fails(
+        shell, '%%tool --fast\ndef a() -> int:\n    """A."""\n    return 1\n', capsys
+    )
 
 
-def test_tool_cell_that_raises_shows_its_error_and_registers_nothing(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tool_cell_that_raises_shows_its_error_and_registers_nothing(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
     result = shell.run_cell('%%tool\ndef a() -> int:\n    """A."""\n    return 1\n1 / 0\n')
     out = capsys.readouterr()
@@ -216,9 +246,12 @@ def test_redefining_a_tool_replaces_it_everywhere(shell: Any) -> None:
 
 def test_redefining_a_tool_leaves_a_different_tool_of_the_same_name_alone(shell: Any) -> None:
     define_weather_bot(shell)
-    run(shell, "from adk_notebook import FunctionTool, ScriptedModel\n"
-               "by_location = FunctionTool('get_weather', 'Weather by location', lambda ctx, args: {'at': 'here'})\n"
-               "scripted2 = ScriptedModel(['ok'])")
+    run(
+        shell,
+        "from adk_notebook import FunctionTool, ScriptedModel\n"
+        "by_location = FunctionTool('get_weather', 'Weather by location', lambda ctx, args: {'at': 'here'})\n"
+        "scripted2 = ScriptedModel(['ok'])",
+    )
     run(shell, "%%agent loc_bot --model scripted2 --tools by_location\nHelp.")
     run(shell, WEATHER_TOOL.replace("Get the current weather", "Get the weather, v2,"))
     assert shell.user_ns["loc_bot"].tools[0].description == "Weather by location"
@@ -229,10 +262,16 @@ def test_redefining_a_tool_leaves_a_different_tool_of_the_same_name_alone(shell:
 def test_agent_with_every_option(shell: Any) -> None:
     run(shell, WEATHER_TOOL)
     run(shell, "from pydantic import BaseModel\nclass Answer(BaseModel):\n    city: str\n")
-    run(shell, "from adk_notebook import BasicToolset, ScriptedModel\nextra = BasicToolset('extra', [])\nscripted = ScriptedModel([])")
-    shown = run(shell, '%%agent planner --model scripted --tools get_weather --toolsets extra --strategy auto '
-                '--max-iterations 7 --output-key answer --output-schema Answer --include-contents none '
-                '--description "Plans trips"\nPlan for {user_name?}.\n')
+    run(
+        shell,
+        "from adk_notebook import BasicToolset, ScriptedModel\nextra = BasicToolset('extra', [])\nscripted = ScriptedModel([])",
+    )
+    shown = run(
+        shell,
+        "%%agent planner --model scripted --tools get_weather --toolsets extra --strategy auto "
+        "--max-iterations 7 --output-key answer --output-schema Answer --include-contents none "
+        '--description "Plans trips"\nPlan for {user_name?}.\n',
+    )
     agent = shell.user_ns["planner"]
     assert isinstance(agent, LlmAgent)
     assert agent.model is shell.user_ns["scripted"]
@@ -268,7 +307,9 @@ def test_redefining_an_agent_replaces_it_and_keeps_its_sessions(shell: Any) -> N
 def test_agent_mistakes_are_one_line(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     run(shell, "x = 3")
     assert "Unknown tool 'nope'" in fails(shell, "%%agent a --tools nope\nHi.", capsys)
-    assert "--model scripted_modle: no variable of that name" in fails(shell, "%%agent a --model scripted_modle\nHi.", capsys)
+    assert "--model scripted_modle: no variable of that name" in fails(
+        shell, "%%agent a --model scripted_modle\nHi.", capsys
+    )
     assert "--model x: that variable holds a int" in fails(shell, "%%agent a --model x\nHi.", capsys)
     assert "invalid choice: 'fast'" in fails(shell, "%%agent a --strategy fast\nHi.", capsys)
     assert "invalid int value" in fails(shell, "%%agent a --max-iterations many\nHi.", capsys)
@@ -284,8 +325,18 @@ def test_agent_help_shows_the_options(shell: Any, capsys: pytest.CaptureFixture[
     capsys.readouterr()
     shell.run_cell("%%agent?")
     text = capsys.readouterr().out
-    for option in ("--model", "--tools", "--toolsets", "--strategy", "--max-iterations", "--output-key",
-                   "--output-schema", "--include-contents", "--description", "the cell body is its instruction"):
+    for option in (
+        "--model",
+        "--tools",
+        "--toolsets",
+        "--strategy",
+        "--max-iterations",
+        "--output-key",
+        "--output-schema",
+        "--include-contents",
+        "--description",
+        "the cell body is its instruction",
+    ):
         assert option in text
     shell.run_cell("%%chat?")
     text = capsys.readouterr().out
@@ -313,12 +364,17 @@ def test_chat_out_display_is_one_summary_line(shell: Any) -> None:
     data, _ = shell.display_formatter.format(result)
     assert set(data) == {"text/plain"}
     events = len(result.events)
-    assert data["text/plain"] == f"<ChatResult: weather_bot, session 's1', {events} events, 1 tool call — .text .events .state .usage>"
+    assert (
+        data["text/plain"]
+        == f"<ChatResult: weather_bot, session 's1', {events} events, 1 tool call — .text .events .state .usage>"
+    )
     assert "sunny" not in data["text/plain"], "the answer is shown by the widget, not again in Out[]"
 
 
 def test_sessions_persist_across_cells(shell: Any) -> None:
-    model = define_weather_bot(shell, [FunctionCall("get_weather", {"city": "Tokyo"}), "Sunny.", "You asked about Tokyo."])
+    model = define_weather_bot(
+        shell, [FunctionCall("get_weather", {"city": "Tokyo"}), "Sunny.", "You asked about Tokyo."]
+    )
     run(shell, "%%chat weather_bot --state user_name=Ana\nTokyo?")
     second = run(shell, "%%chat weather_bot\nWhat did I ask?")
     assert second.session_id == "s1" and second.text == "You asked about Tokyo."
@@ -360,7 +416,9 @@ def test_chat_line_form(shell: Any) -> None:
 def test_split_chat_line() -> None:
     assert split_chat_line("bot hello there") == ("bot", "hello there")
     assert split_chat_line("bot --session s2 --new-session --state a=1 --state b='x y' Hi --session x") == (
-        "bot --session s2 --new-session --state a=1 --state b='x y'", "Hi --session x")
+        "bot --session s2 --new-session --state a=1 --state b='x y'",
+        "Hi --session x",
+    )
     assert split_chat_line("bot") == ("bot", "")
 
 
@@ -387,16 +445,20 @@ def test_no_model_configured_is_one_line(shell: Any, capsys: pytest.CaptureFixtu
     assert FakeView.made == [], "no widget for a run that cannot start"
 
 
-def test_a_missing_optional_extra_is_one_line(shell: Any, capsys: pytest.CaptureFixture[str],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_optional_extra_is_one_line(
+    shell: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if llama-cpp-python were not installed
     run(shell, "%%agent tiny --model local\nHi.")
     assert 'pip install "adk-notebook[local]"' in fails(shell, "%chat tiny Hello", capsys)
 
 
 def test_stop_cancels_the_run_and_the_session_goes_on(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    run(shell, '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
-        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n')
+    run(
+        shell,
+        '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
+        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n',
+    )
     shell.user_ns["scripted"] = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Back."])
     run(shell, "%%agent sleeper --model scripted --tools slow\nWait when asked.")
     get_workspace(shell).view_factory = lambda **kw: _stopping(FakeView(**kw))
@@ -417,13 +479,20 @@ def _stopping(view: FakeView) -> FakeView:
 
 @pytest.mark.parametrize("awaited", [True, False], ids=["transformer", "thread-fallback"])
 def test_sigint_cancels_the_run_in_one_line(shell: Any, capsys: pytest.CaptureFixture[str], awaited: bool) -> None:
-    run(shell, '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
-        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n')
+    run(
+        shell,
+        '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
+        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n',
+    )
     shell.user_ns["scripted"] = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Back."])
     run(shell, "%%agent sleeper --model scripted --tools slow\nWait when asked.")
     handler = signal.getsignal(signal.SIGINT)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    cell = "%%chat sleeper\nWait 30 s." if awaited else _in_a_function("get_ipython().run_cell_magic('chat', 'sleeper', 'Wait 30 s.')")
+    cell = (
+        "%%chat sleeper\nWait 30 s."
+        if awaited
+        else _in_a_function("get_ipython().run_cell_magic('chat', 'sleeper', 'Wait 30 s.')")
+    )
     capsys.readouterr()
     started = time.monotonic()
     timer.start()
@@ -441,18 +510,24 @@ def test_sigint_cancels_the_run_in_one_line(shell: Any, capsys: pytest.CaptureFi
     assert roles == ["user", "model", "tool", "user"], "the cancelled call got its response: the session is consistent"
 
 
-def test_new_session_refuses_before_deleting_a_session_a_run_holds(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_new_session_refuses_before_deleting_a_session_a_run_holds(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`--new-session --session s1` while another run is inside a tool on s1: one line, and s1 is
     left as it is (the running run keeps its session); once that run is over, s1 starts over."""
-    run(shell, '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
-        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n')
+    run(
+        shell,
+        '%%tool\nimport asyncio\nasync def slow(seconds: float) -> dict:\n    """Wait."""\n'
+        '    await asyncio.sleep(seconds)\n    return {"waited": seconds}\n',
+    )
     shell.user_ns["scripted"] = ScriptedModel([FunctionCall("slow", {"seconds": 30}), "Fresh start."])
     run(shell, "%%agent sleeper --model scripted --tools slow\nWait when asked.")
     ws = get_workspace(shell)
     runner = Runner(app_name="sleeper", agent=shell.user_ns["sleeper"], session_service=ws.session_service)
     asyncio.run(ws.session_service.create(app_name="sleeper", user_id="user", session_id="s1"))
-    background = threading.Thread(target=lambda: _quietly(lambda: runner.run_sync(
-        user_id="user", session_id="s1", content="Wait 30 s.")))
+    background = threading.Thread(
+        target=lambda: _quietly(lambda: runner.run_sync(user_id="user", session_id="s1", content="Wait 30 s."))
+    )
     background.start()
     deadline = time.monotonic() + 10
     while len(shell.user_ns["scripted"].requests) < 1 and time.monotonic() < deadline:
@@ -488,7 +563,9 @@ def test_thread_fallback_hands_events_to_the_calling_thread(shell: Any, monkeypa
     fallback = kernel.run_chat_blocking
     used: list[bool] = []
     monkeypatch.setattr(kernel, "run_chat_blocking", lambda *args: used.append(True) or fallback(*args))
-    result = run(shell, _in_a_function("get_ipython().run_cell_magic('chat', 'weather_bot --state user_name=Ana', 'Tokyo?')"))
+    result = run(
+        shell, _in_a_function("get_ipython().run_cell_magic('chat', 'weather_bot --state user_name=Ana', 'Tokyo?')")
+    )
     assert used, "the cell did not take the worker-thread path"
     assert result.text == "It is sunny in Tokyo."
     assert FakeView.made[-1].threads == {threading.main_thread().name}
@@ -513,29 +590,45 @@ def test_transformer_rewrites_only_where_an_await_can_go(shell: Any) -> None:
 
 
 def test_agents_run_in_cells(shell: Any) -> None:
-    define_weather_bot(shell, [FunctionCall("get_weather", {"city": "Tokyo"}), "Sunny.",
-                               FunctionCall("get_weather", {"city": "Lima"}), "Sunny too."])
+    define_weather_bot(
+        shell,
+        [
+            FunctionCall("get_weather", {"city": "Tokyo"}),
+            "Sunny.",
+            FunctionCall("get_weather", {"city": "Lima"}),
+            "Sunny too.",
+        ],
+    )
     assert run(shell, "(await weather_bot.run_async('Tokyo?', state={'user_name': 'Ana'})).text") == "Sunny."
     assert run(shell, "weather_bot.run('Lima?', state={'user_name': 'Ana'}).text") == "Sunny too."
 
 
 def test_chat_with_an_agent_made_in_python(shell: Any) -> None:
-    run(shell, "from adk_notebook import LlmAgent, ScriptedModel\nplain = LlmAgent(name='plain', model=ScriptedModel(['Hi!']))")
+    run(
+        shell,
+        "from adk_notebook import LlmAgent, ScriptedModel\nplain = LlmAgent(name='plain', model=ScriptedModel(['Hi!']))",
+    )
     assert run(shell, "%chat plain Hello").text == "Hi!"
     run(shell, "helper = LlmAgent(name='helper_bot', model=ScriptedModel(['Hello!']))")
     assert run(shell, "%chat helper_bot Hi").text == "Hello!", "by the name %adk agents lists, too"
 
 
 def test_chat_text_is_the_answer_when_an_after_agent_callback_only_writes_state(shell: Any) -> None:
-    run(shell, "from adk_notebook import LlmAgent, ScriptedModel\n"
-               "def remember(ctx):\n    ctx.state['answered'] = True\n"
-               "noted = LlmAgent(name='noted', model=ScriptedModel(['Noted.']), after_agent_callback=remember)")
+    run(
+        shell,
+        "from adk_notebook import LlmAgent, ScriptedModel\n"
+        "def remember(ctx):\n    ctx.state['answered'] = True\n"
+        "noted = LlmAgent(name='noted', model=ScriptedModel(['Noted.']), after_agent_callback=remember)",
+    )
     result = run(shell, "%chat noted Remember this")
     assert result.text == "Noted." and result.state["answered"] is True
 
 
 def test_chat_result_carries_the_output_schema_value(shell: Any) -> None:
-    run(shell, "from adk_notebook import ScriptedModel\nfrom pydantic import BaseModel\nclass Out(BaseModel):\n    x: int\ntyped_model = ScriptedModel(['{\"x\": 1}'])")
+    run(
+        shell,
+        "from adk_notebook import ScriptedModel\nfrom pydantic import BaseModel\nclass Out(BaseModel):\n    x: int\ntyped_model = ScriptedModel(['{\"x\": 1}'])",
+    )
     run(shell, "%%agent typed --model typed_model --output-schema Out\nAnswer in JSON.")
     result = run(shell, "%%chat typed\ngo")
     assert result.output == shell.user_ns["Out"](x=1)
@@ -546,9 +639,13 @@ def test_adk_tables(shell: Any) -> None:
     define_weather_bot(shell, options='--description "<b>Weather</b> & more"')
     run(shell, "%%chat weather_bot --state user_name=Ana\nTokyo?")
     tools = run(shell, "%adk tools")._repr_mimebundle_()
-    assert "get_weather" in tools["text/plain"] and "read-only" in tools["text/plain"] and "<table" in tools["text/html"]
+    assert (
+        "get_weather" in tools["text/plain"] and "read-only" in tools["text/plain"] and "<table" in tools["text/html"]
+    )
     agents = run(shell, "%adk agents")._repr_mimebundle_()
-    assert "&lt;b&gt;Weather&lt;/b&gt; &amp; more" in agents["text/html"] and "<b>Weather</b>" not in agents["text/html"]
+    assert (
+        "&lt;b&gt;Weather&lt;/b&gt; &amp; more" in agents["text/html"] and "<b>Weather</b>" not in agents["text/html"]
+    )
     assert "weather_bot" in agents["text/plain"] and "ScriptedModel('scripted')" in agents["text/plain"]
     sessions = run(shell, "%adk sessions")._repr_mimebundle_()["text/plain"].splitlines()
     assert sessions[2].split() == ["weather_bot", "user", "s1", "4", "user_name", "yes"]
@@ -604,7 +701,9 @@ def test_adk_mistakes_are_one_line(shell: Any, capsys: pytest.CaptureFixture[str
     assert "Unknown agent 'ghost'" in fails(shell, "%adk request ghost", capsys)
     assert "Unknown tool 'ghost'" in fails(shell, "%adk schema ghost", capsys)
     assert "not a session service" in fails(shell, "%adk sessions --use scripted", capsys)
-    assert "uses {user_name} but the session state has no 'user_name'" in fails(shell, "%adk request weather_bot", capsys)
+    assert "uses {user_name} but the session state has no 'user_name'" in fails(
+        shell, "%adk request weather_bot", capsys
+    )
 
 
 def test_workspace_without_a_shell() -> None:

@@ -43,13 +43,9 @@ def test_sequential_pipeline_runs_each_agent_and_its_view_gets_the_graph(
     get_workspace(shell).view_factory = GraphView
     define(shell, "research", ["Tea is old."], "--output-key notes")
     define(shell, "writer", ["An essay on old tea."])
-    card = run(
-        shell, "%%agent pipeline --sequential research,writer\nResearch, then write."
-    )
+    card = run(shell, "%%agent pipeline --sequential research,writer\nResearch, then write.")
     pipeline = shell.user_ns["pipeline"]
-    assert isinstance(pipeline, SequentialAgent) and [
-        a.name for a in pipeline.sub_agents
-    ] == ["research", "writer"]
+    assert isinstance(pipeline, SequentialAgent) and [a.name for a in pipeline.sub_agents] == ["research", "writer"]
     assert pipeline.description == "Research, then write."
     assert card.text == "agent pipeline: sequential of research, writer"
     assert "<svg" in card.html
@@ -73,10 +69,7 @@ def test_running_a_workflow_cell_again_redefines_it(shell: Any) -> None:
     run(shell, "%%agent both --parallel a,b\nA team.")
     first = shell.user_ns["both"]
     run(shell, "%%agent both --parallel a,b\nA team.")
-    assert (
-        isinstance(shell.user_ns["both"], ParallelAgent)
-        and shell.user_ns["both"] is not first
-    )
+    assert isinstance(shell.user_ns["both"], ParallelAgent) and shell.user_ns["both"] is not first
     assert shell.user_ns["a"].parent is shell.user_ns["both"]
 
 
@@ -110,12 +103,8 @@ def test_a_map_runs_its_agent_once_per_item_each_in_its_branch(shell: Any) -> No
         shell,
         "%%agent each --map summarise --items topics --output-key summaries\nSummarise each topic.",
     )
-    result = run(
-        shell, '%%chat each --state topics=\'["tea", "coffee"]\'\nSummarise them.'
-    )
-    assert sorted(result.state["summaries"]) == ["short one", "short two"], (
-        "one answer per item"
-    )
+    result = run(shell, '%%chat each --state topics=\'["tea", "coffee"]\'\nSummarise them.')
+    assert sorted(result.state["summaries"]) == ["short one", "short two"], "one answer per item"
     (view,) = FakeView.made
     done = [e for e in view.events if not e.partial and e.author == "summarise"]
     assert sorted(e.branch for e in done) == ["each.0", "each.1"]
@@ -175,9 +164,7 @@ def test_mistakes_are_one_line_that_says_what_to_fix(
     assert says in fails(shell, cell, capsys)
 
 
-def test_adk_graph_draws_svg_and_mermaid(
-    shell: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_adk_graph_draws_svg_and_mermaid(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     define(shell, "pros", ["+"])
     define(shell, "cons", ["-"])
     run(shell, "%%agent both --parallel pros,cons\nA team.")

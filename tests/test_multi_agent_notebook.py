@@ -17,9 +17,7 @@ KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY
 
 @pytest.fixture(scope="module")
 def nb06() -> nbformat.NotebookNode:
-    saved = {
-        k: os.environ.pop(k) for k in KEYS if k in os.environ
-    }  # offline: the scripted models
+    saved = {k: os.environ.pop(k) for k in KEYS if k in os.environ}  # offline: the scripted models
     try:
         nb = nbformat.read(NOTEBOOKS / "06_multi_agent.ipynb", as_version=4)
         NotebookClient(
@@ -34,15 +32,10 @@ def nb06() -> nbformat.NotebookNode:
 
 
 def shown(nb: nbformat.NotebookNode, start: str, mime: str = "text/plain") -> str:
-    (cell,) = [
-        c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start)
-    ]
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start)]
     assert not [o for o in cell.outputs if o.output_type == "error"], start
     return "\n".join(
-        o.get("text", "")
-        if o.output_type == "stream"
-        else o.get("data", {}).get(mime, "")
-        for o in cell.outputs
+        o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get(mime, "") for o in cell.outputs
     )
 
 
@@ -71,11 +64,7 @@ def test_the_pipeline_runs_each_agent_in_its_lane_and_passes_notes_on(
     )
     assert "draft" in shown(nb06, "%adk state pipeline")
     page = shown(nb06, "%%chat pipeline", "text/html")
-    assert (
-        "<svg" in page
-        and "▸ editor" in page
-        and "<strong>A short history of tea.</strong>" in page
-    )
+    assert "<svg" in page and "▸ editor" in page and "<strong>A short history of tea.</strong>" in page
 
 
 def test_the_fan_out_labels_each_branch(nb06: nbformat.NotebookNode) -> None:
@@ -126,23 +115,15 @@ def test_the_agent_used_as_a_tool_shows_inside_its_card(
         "    » fact_checker: The Great Wall is about 21,000 km",
         "Checked: about 21,000",
     )
-    assert "▸" not in run, (
-        "its steps belong to the tool card, not to a lane of the lead's run"
-    )
+    assert "▸" not in run, "its steps belong to the tool card, not to a lane of the lead's run"
 
 
 def test_the_graphs(nb06: nbformat.NotebookNode) -> None:
     svg = ET.fromstring(shown(nb06, "%adk graph desk", "text/html"))
     labels = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")][::2]
     assert labels == ["desk", "billing", "support"]
-    dotted = [
-        p
-        for p in svg.iter("{http://www.w3.org/2000/svg}path")
-        if p.get("stroke-dasharray") == "5,4"
-    ]
-    assert len(dotted) == 4, (
-        "desk may hand off to billing and support, and each may hand back"
-    )
+    dotted = [p for p in svg.iter("{http://www.w3.org/2000/svg}path") if p.get("stroke-dasharray") == "5,4"]
+    assert len(dotted) == 4, "desk may hand off to billing and support, and each may hand back"
     mermaid = shown(nb06, "%adk graph lead --mermaid")
     assert mermaid.splitlines() == [
         "flowchart TD",

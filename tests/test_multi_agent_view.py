@@ -54,11 +54,7 @@ def pipeline_run() -> list[Event]:
 
 
 def lanes(state: dict[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (item["author"], item["branch"])
-        for item in state["items"]
-        if item["k"] == "lane"
-    ]
+    return [(item["author"], item["branch"]) for item in state["items"] if item["k"] == "lane"]
 
 
 def folded(events: list[Event], agent_name: str = "pipeline") -> dict[str, Any]:
@@ -85,12 +81,7 @@ def test_each_agent_gets_its_own_lane_and_its_text_stays_in_it() -> None:
         "A short essay on tea.",
     ]
     text = transcript_text(pipeline_run(), agent_name="pipeline")
-    assert (
-        text.index("▸ research")
-        < text.index("Tea is old.")
-        < text.index("▸ writer")
-        < text.index("A short essay")
-    )
+    assert text.index("▸ research") < text.index("Tea is old.") < text.index("▸ writer") < text.index("A short essay")
     assert "▸ writer" in transcript_html(pipeline_run(), agent_name="pipeline")
 
 
@@ -118,18 +109,17 @@ def test_parallel_branches_stream_into_their_own_lanes() -> None:
     events = parallel_run()
     state = folded(events, "both")
     assert lanes(state) == [("pros", "both.pros"), ("cons", "both.cons")]
-    assert [
-        (i["author"], i["text"], i["done"]) for i in state["items"] if i["k"] == "text"
-    ] == [("pros", "For: cheap.", True), ("cons", "Against: cheap.", True)]
+    assert [(i["author"], i["text"], i["done"]) for i in state["items"] if i["k"] == "text"] == [
+        ("pros", "For: cheap.", True),
+        ("cons", "Against: cheap.", True),
+    ]
     assert "▸ pros · both.pros" in transcript_text(events, agent_name="both")
 
 
 def test_what_a_branch_adds_after_its_sibling_spoke_goes_under_its_own_header() -> None:
     """A real ParallelAgent run: the branches stream at once, then each stores its answer."""
     pros = LlmAgent(name="pros", model=ScriptedModel(["For it."]), output_key="pros")
-    cons = LlmAgent(
-        name="cons", model=ScriptedModel(["Against it."]), output_key="cons"
-    )
+    cons = LlmAgent(name="cons", model=ScriptedModel(["Against it."]), output_key="cons")
     result = ParallelAgent(name="both", sub_agents=[pros, cons]).run("Go?")
     text = transcript_text(result.events, agent_name="both")
     in_lane = {}
@@ -154,9 +144,10 @@ def test_a_branch_whose_turn_never_ended_is_closed_with_the_run() -> None:
     for event in events:
         transcript.add(event)
     transcript.finish(status="cancelled")
-    assert [
-        (i["text"], i["done"]) for i in transcript.state()["items"] if i["k"] == "text"
-    ] == [("For", True), ("Against", True)]
+    assert [(i["text"], i["done"]) for i in transcript.state()["items"] if i["k"] == "text"] == [
+        ("For", True),
+        ("Against", True),
+    ]
 
 
 def thinking_branches_run() -> list[Event]:
@@ -208,28 +199,16 @@ def test_a_transfer_is_marked_and_the_target_opens_its_lane() -> None:
             "desk",
             Content(
                 "tool",
-                [
-                    Part(
-                        function_response=FunctionResponse(
-                            "transfer_to_agent", {"result": None}, id="t1"
-                        )
-                    )
-                ],
+                [Part(function_response=FunctionResponse("transfer_to_agent", {"result": None}, id="t1"))],
             ),
             actions=EventActions(transfer_to_agent="support"),
         ),
         Event("support", Content.model("I can help with that.")),
     ]
     state = folded(events, "desk")
-    assert lanes(state) == [("support", "")], (
-        "the coordinator's own lane is the run's, with no header"
-    )
+    assert lanes(state) == [("support", "")], "the coordinator's own lane is the run's, with no header"
     text = transcript_text(events, agent_name="desk")
-    assert (
-        text.index("transfer to support")
-        < text.index("▸ support")
-        < text.index("I can help")
-    )
+    assert text.index("transfer to support") < text.index("▸ support") < text.index("I can help")
     assert "→ transfer to support" in transcript_html(events, agent_name="desk")
 
 
@@ -241,14 +220,10 @@ def agent_tool_run() -> list[Event]:
         Event("lead", Content("model", [Part(function_call=call)])),
         Event("research", Content.model("Looking "), partial=True, metadata=inner),
         Event("research", Content.model("it up"), partial=True, metadata=inner),
-        Event(
-            "research", Content.model("Looking it up"), partial=True, metadata=inner
-        ),  # the turn, complete
+        Event("research", Content.model("Looking it up"), partial=True, metadata=inner),  # the turn, complete
         Event(
             "research",
-            Content(
-                "model", [Part(function_call=FunctionCall("search", {"q": "tea"}))]
-            ),
+            Content("model", [Part(function_call=FunctionCall("search", {"q": "tea"}))]),
             partial=True,
             metadata=inner,
         ),
@@ -262,13 +237,7 @@ def agent_tool_run() -> list[Event]:
             "lead",
             Content(
                 "tool",
-                [
-                    Part(
-                        function_response=FunctionResponse(
-                            "research", {"result": "Tea is old"}, id="c1"
-                        )
-                    )
-                ],
+                [Part(function_response=FunctionResponse("research", {"result": "Tea is old"}, id="c1"))],
             ),
         ),
         Event("lead", Content.model("Done: tea is old.")),
@@ -284,9 +253,7 @@ def test_agent_tool_internals_show_inside_its_card_never_as_the_parents_text() -
         ["research", f"Tea is old {SCRIPT_PROBE}"],
     ]
     assert card["status"] == "ok"
-    assert [i["text"] for i in state["items"] if i["k"] == "text"] == [
-        "Done: tea is old."
-    ]
+    assert [i["text"] for i in state["items"] if i["k"] == "text"] == ["Done: tea is old."]
     assert lanes(state) == [], "inner events open no lane: they are the tool's"
     html = state_html(state)
     assert_safe_html(html)
@@ -300,28 +267,20 @@ def test_the_live_view_streams_inner_events_into_the_card() -> None:
     for event in events[:3]:
         transcript.add(event)
     ops = transcript.take_ops()
-    assert ops[-1] == ["u", 0, {"inner": [["research", "Looking it up"]]}], (
-        "each inner chunk updates the card at once"
-    )
+    assert ops[-1] == ["u", 0, {"inner": [["research", "Looking it up"]]}], "each inner chunk updates the card at once"
 
 
 # -- the live view shows the same words ------------------------------------------------------
-def tracked(
-    events: list[Event], agent_name: str
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+def tracked(events: list[Event], agent_name: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
     transcript = Transcript(agent_name=agent_name, track=True)
     initial = {**transcript.state(), "seq": 0}
     deltas: list[dict[str, Any]] = []
     for event in events:
         transcript.add(event)
         if transcript.pending():
-            deltas.append(
-                {"type": "delta", "seq": len(deltas) + 1, "ops": transcript.take_ops()}
-            )
+            deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": transcript.take_ops()})
     transcript.finish(status="done", elapsed=1.0)
-    deltas.append(
-        {"type": "delta", "seq": len(deltas) + 1, "ops": transcript.take_ops()}
-    )
+    deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": transcript.take_ops()})
     return initial, deltas, {**transcript.state(), "seq": len(deltas)}
 
 
@@ -341,11 +300,7 @@ def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> No
     )["views"]
     saved = _Words()
     saved.feed(state_html(final))
-    assert (
-        words(live[0]["shown"])
-        == words(saved_view[0]["shown"])
-        == words("".join(saved.words))
-    )
+    assert words(live[0]["shown"]) == words(saved_view[0]["shown"]) == words("".join(saved.words))
     shown = words(live[0]["shown"])
     for part in (
         "▸research",
@@ -366,31 +321,22 @@ GRAPH = layout(
     agent_graph(
         SequentialAgent(
             name="pipeline",
-            sub_agents=[
-                LlmAgent(name=n, model=ScriptedModel(["ok"]))
-                for n in ("research", "writer")
-            ],
+            sub_agents=[LlmAgent(name=n, model=ScriptedModel(["ok"])) for n in ("research", "writer")],
         )
     )
 )
 
 
-def test_the_running_agent_is_the_latest_lanes_or_the_one_behind_a_running_agent_tool() -> (
-    None
-):
+def test_the_running_agent_is_the_latest_lanes_or_the_one_behind_a_running_agent_tool() -> None:
     transcript = Transcript(agent_name="lead")
     assert active_agent(transcript.state()) == "lead"
     events = agent_tool_run()
     for event in events[:3]:
         transcript.add(event)
-    assert active_agent(transcript.state()) == "research", (
-        "the AgentTool's agent, while its card runs"
-    )
+    assert active_agent(transcript.state()) == "research", "the AgentTool's agent, while its card runs"
     for event in events[3:]:
         transcript.add(event)
-    assert active_agent(transcript.state()) == "lead", (
-        "its card settled: the lead again"
-    )
+    assert active_agent(transcript.state()) == "lead", "its card settled: the lead again"
     for event in pipeline_run():
         transcript.add(event)
     assert active_agent(transcript.state()) == "writer"
@@ -445,15 +391,8 @@ def test_graph_svg_is_well_formed_and_escapes_every_label() -> None:
     assert root.tag == f"{SVG}svg"
     labels = [t.text for t in root.iter(f"{SVG}text")]
     assert "weather_bot" in labels and "get_weather" in labels
-    assert (
-        SCRIPT_PROBE not in svg
-        and f"odd {SCRIPT_PROBE} & co" in [t.text for t in root.iter(f"{SVG}title")][2]
-    )
-    assert not [
-        e
-        for e in root.iter()
-        if e.tag.endswith("script") or e.tag.endswith("foreignObject")
-    ]
+    assert SCRIPT_PROBE not in svg and f"odd {SCRIPT_PROBE} & co" in [t.text for t in root.iter(f"{SVG}title")][2]
+    assert not [e for e in root.iter() if e.tag.endswith("script") or e.tag.endswith("foreignObject")]
     active = [g for g in root.iter(f"{SVG}g") if "adk-active" in (g.get("class") or "")]
     assert [g.get("data-agent") for g in active] == ["weather_bot"]
     assert "adk-active" not in graph_svg(layout(agent_graph(weather_agent())))
@@ -471,14 +410,9 @@ def test_mermaid_text_names_every_node_and_keeps_labels_inert() -> None:
     text = graph_mermaid(agent_graph(weather_agent()))
     lines = text.splitlines()
     assert lines[0] == "flowchart TD"
-    assert (
-        '    n0("weather_bot (llm)")' in lines
-        and '    n1["get_weather (tool)"]' in lines
-    )
+    assert '    n0("weather_bot (llm)")' in lines and '    n1["get_weather (tool)"]' in lines
     assert "    n0 --> n1" in lines
-    assert "<" not in text and "&" not in text.replace("#38;", ""), (
-        "every other character as a #code; entity"
-    )
+    assert "<" not in text and "&" not in text.replace("#38;", ""), "every other character as a #code; entity"
 
 
 def team() -> LlmAgent:
@@ -489,16 +423,12 @@ def team() -> LlmAgent:
     desk = LlmAgent(name="desk", model=m, sub_agents=[billing, support])
     writer = LlmAgent(name="writer", model=m)
     pipeline = SequentialAgent(name="pipeline", sub_agents=[writer])
-    return LlmAgent(
-        name="lead", model=m, sub_agents=[desk], tools=[AgentTool(pipeline)]
-    )
+    return LlmAgent(name="lead", model=m, sub_agents=[desk], tools=[AgentTool(pipeline)])
 
 
 def test_a_whole_tree_is_drawn_layer_by_layer_without_overlaps() -> None:
     graph = agent_graph(team())
-    kinds = sorted(
-        (e.source.split(":")[1], e.target.split(":")[1], e.kind) for e in graph.edges
-    )
+    kinds = sorted((e.source.split(":")[1], e.target.split(":")[1], e.kind) for e in graph.edges)
     assert ("lead", "pipeline", "agent_tool") in kinds and (
         "pipeline",
         "writer",
@@ -524,13 +454,7 @@ def test_a_whole_tree_is_drawn_layer_by_layer_without_overlaps() -> None:
     assert all(0 <= n["x"] <= lay["width"] - lay["node_w"] for n in lay["nodes"])
     assert all(0 <= n["y"] <= lay["height"] - lay["node_h"] for n in lay["nodes"])
     svg = ET.fromstring(graph_svg(lay))
-    dashes = sorted(
-        p.get("stroke-dasharray", "solid")
-        for p in svg.iter(f"{SVG}path")
-        if p.get("class")
-    )
-    assert dashes == ["1,3", *["5,4"] * 5, *["solid"] * 5], (
-        "the agent tool dotted, transfers dashed"
-    )
+    dashes = sorted(p.get("stroke-dasharray", "solid") for p in svg.iter(f"{SVG}path") if p.get("class"))
+    assert dashes == ["1,3", *["5,4"] * 5, *["solid"] * 5], "the agent tool dotted, transfers dashed"
     mermaid = graph_mermaid(graph)
     assert "-- AgentTool -->" in mermaid and mermaid.count("-. transfer .->") == 5

@@ -36,10 +36,7 @@ def thinking_run() -> list[Event]:
     )
     return [
         Event("user", Content.user("Who won Euro 2024?")),
-        *(
-            Event("bot", Content("model", [Part(text=t, thought=True)]), partial=True)
-            for t in thoughts
-        ),
+        *(Event("bot", Content("model", [Part(text=t, thought=True)]), partial=True) for t in thoughts),
         Event("bot", Content.model("Spain won "), partial=True),
         Event("bot", Content.model("Euro 2024."), partial=True),
         Event(
@@ -70,41 +67,26 @@ def test_thoughts_collapsed_grounding_listed_and_escaped_in_the_transcript() -> 
     assert '<details class="adk-thoughts"' in html and "💭 thoughts</summary>" in html
     assert "<details open" not in html, "thoughts are collapsed"
     assert "The user asks who won. Search first &lt;script&gt;" in html
-    assert (
-        html.index("adk-thoughts")
-        < html.index("Spain won Euro 2024.</p>")
-        < html.index("adk-grounding")
-    )
+    assert html.index("adk-thoughts") < html.index("Spain won Euro 2024.</p>") < html.index("adk-grounding")
     assert "🔎 searched: euro 2024 winner" in html
-    assert (
-        '<a href="https://www.uefa.com/euro2024/" target="_blank" rel="noopener noreferrer">UEFA &lt;img'
-        in html
-    )
+    assert '<a href="https://www.uefa.com/euro2024/" target="_blank" rel="noopener noreferrer">UEFA &lt;img' in html
     assert 'href="javascript' not in html and "<li>not a link</li>" in html
     assert "“Spain won Euro 2024.” [1][2]" in html
     assert IMG_PROBE not in html and SCRIPT_PROBE not in html
-    assert html.count("Spain won Euro 2024.</p>") == 1, (
-        "the streamed answer is drawn once"
-    )
+    assert html.count("Spain won Euro 2024.</p>") == 1, "the streamed answer is drawn once"
     assert "tokens: 10 in · 128 out (120 thinking) · 138 total" in html
 
     text = transcript_text(thinking_run(), agent_name="bot")
     assert "thoughts:\n    ~ The user asks who won. Search first" in text
     assert (
-        "searched: euro 2024 winner" in text
-        and "  [1] UEFA" in text
-        and "  [2] not a link javascript:alert(1)" in text
+        "searched: euro 2024 winner" in text and "  [1] UEFA" in text and "  [2] not a link javascript:alert(1)" in text
     )
 
 
 def test_code_the_provider_ran_and_its_output() -> None:
     html = transcript_html(code_run(), agent_name="bot")
     assert "▶ code the model ran (python)" in html
-    assert (
-        "print(sum(range(1, 101)))  # &lt;b&gt;" in html
-        and "OUTCOME_OK" in html
-        and "5050\n</pre>" in html
-    )
+    assert "print(sum(range(1, 101)))  # &lt;b&gt;" in html and "OUTCOME_OK" in html and "5050\n</pre>" in html
     assert html.index("adk-thoughts") < html.index("The sum is 5050.")
     text = transcript_text(code_run(), agent_name="bot")
     assert "code the model ran (python):\n    | print(sum(range(1, 101)))" in text
@@ -136,13 +118,8 @@ def test_js_streams_thoughts_collapsed_and_draws_the_same_as_the_saved_state(
     view = saved[0]
     assert "details" in view["tags"] and "💭 thoughts" in view["text"]
     assert SCRIPT_PROBE in view["text"] and "script" not in view["tags"]
-    assert (
-        "🔎 searched: euro 2024 winner" in view["text"]
-        and "“Spain won Euro 2024.” [1][2]" in view["text"]
-    )
-    assert view["links"] == ["https://www.uefa.com/euro2024/"], (
-        "a javascript: source is no link"
-    )
+    assert "🔎 searched: euro 2024 winner" in view["text"] and "“Spain won Euro 2024.” [1][2]" in view["text"]
+    assert view["links"] == ["https://www.uefa.com/euro2024/"], "a javascript: source is no link"
     assert "tokens: 10 in · 128 out (120 thinking) · 138 total" in view["text"]
 
 
@@ -150,10 +127,7 @@ def test_js_streams_thoughts_collapsed_and_draws_the_same_as_the_saved_state(
 def test_js_draws_code_the_provider_ran(tmp_path: Path) -> None:
     _, _, final, _ = tracked_run(code_run())
     ((view,),) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
-    assert (
-        "▶ code the model ran (python)" in view["text"]
-        and "print(sum(range(1, 101)))  # <b>" in view["text"]
-    )
+    assert "▶ code the model ran (python)" in view["text"] and "print(sum(range(1, 101)))  # <b>" in view["text"]
     assert "OUTCOME_OK5050" in view["text"] and "b" not in view["tags"]
 
 

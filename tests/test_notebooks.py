@@ -38,8 +38,13 @@ def results(cell: nbformat.NotebookNode) -> str:
 
 def run_views(code: list[nbformat.NotebookNode]) -> list[dict]:
     """Each %%chat run's display as saved (the live widget becomes its transcripts at the end)."""
-    return [o.data for c in code if c.source.startswith("%%chat") for o in c.outputs
-            if o.output_type == "display_data" and ("text/html" in o.data or WIDGET in o.data)]
+    return [
+        o.data
+        for c in code
+        if c.source.startswith("%%chat")
+        for o in c.outputs
+        if o.output_type == "display_data" and ("text/html" in o.data or WIDGET in o.data)
+    ]
 
 
 @contextmanager
@@ -54,15 +59,44 @@ def auto_model_env() -> Iterator[dict[str, str]]:
     if importlib.util.find_spec("llama_cpp") is not None:
         yield env
         return
-    call = {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1",
-            "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": "Tokyo"})}}]},
-            "finish_reason": None}]}
-    answer = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "It is sunny in Tokyo, 24 °C."},
-              "finish_reason": None}]}
-    script = [Reply(body=sse(call, {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}, "[DONE]"),
-                    headers={"Content-Type": "text/event-stream"}),
-              Reply(body=sse(answer, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"),
-                    headers={"Content-Type": "text/event-stream"})]
+    call = {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": json.dumps({"city": "Tokyo"})},
+                        }
+                    ],
+                },
+                "finish_reason": None,
+            }
+        ]
+    }
+    answer = {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"role": "assistant", "content": "It is sunny in Tokyo, 24 °C."},
+                "finish_reason": None,
+            }
+        ]
+    }
+    script = [
+        Reply(
+            body=sse(call, {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}, "[DONE]"),
+            headers={"Content-Type": "text/event-stream"},
+        ),
+        Reply(
+            body=sse(answer, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"),
+            headers={"Content-Type": "text/event-stream"},
+        ),
+    ]
     with LoopbackServer(script) as server:
         yield {**env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
 

@@ -17,9 +17,25 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
 
 
 def test_the_design_entry_points_are_exported() -> None:
-    for name in ["LlmAgent", "Runner", "InMemorySessionService", "SqliteSessionService", "Content", "FunctionCall",
-                 "tool", "ScriptedModel", "FunctionModel", "GeminiModel", "OpenAIModel", "AnthropicModel",
-                 "LlmAgentBuilder", "RetryBudget", "ToolExecutionStrategy", "AdkError", "FunctionTool"]:
+    for name in [
+        "LlmAgent",
+        "Runner",
+        "InMemorySessionService",
+        "SqliteSessionService",
+        "Content",
+        "FunctionCall",
+        "tool",
+        "ScriptedModel",
+        "FunctionModel",
+        "GeminiModel",
+        "OpenAIModel",
+        "AnthropicModel",
+        "LlmAgentBuilder",
+        "RetryBudget",
+        "ToolExecutionStrategy",
+        "AdkError",
+        "FunctionTool",
+    ]:
         assert name in adk_notebook.__all__, name
 
 

@@ -28,8 +28,9 @@ def test_the_readme_examples_run_as_pasted(tmp_path: Path) -> None:
     assert cells[0].strip() == "%load_ext adk_notebook" and len(cells) >= 6
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     with auto_model_env() as env:
-        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-                       ).execute(env=env)  # raises CellExecutionError on the first cell that fails
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute(
+            env=env
+        )  # raises CellExecutionError on the first cell that fails
     outputs = {i: [o for o in c.outputs] for i, c in enumerate(nb.cells)}
     assert not [o for out in outputs.values() for o in out if o.output_type == "error"]
     printed = "".join(o.get("text", "") for out in outputs.values() for o in out if o.output_type == "stream")

@@ -11,8 +11,17 @@ from loopback import LoopbackServer, Reply
 from adk_notebook import AdkError, LlmAgent, ScriptedModel, resolve_model
 from adk_notebook.models.openai import OpenAIModel
 
-KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OLLAMA_HOST",
-        "DEEPSEEK_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY")
+KEYS = (
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_HOST",
+    "DEEPSEEK_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+)
 SECRET = "sk-REGISTRY-SECRET-42"
 
 
@@ -91,7 +100,9 @@ def test_ollama_base_url(monkeypatch: pytest.MonkeyPatch, host: str | None, base
 
 
 async def test_ollama_end_to_end_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi from llama"}, "finish_reason": "stop"}]}
+    answer = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi from llama"}, "finish_reason": "stop"}]
+    }
     with LoopbackServer([Reply(200, answer)]) as server:
         monkeypatch.setenv("OLLAMA_HOST", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # must never be sent to another provider
@@ -110,7 +121,9 @@ async def test_ollama_end_to_end_without_a_key(monkeypatch: pytest.MonkeyPatch) 
         ("openrouter", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1"),
     ],
 )
-def test_openai_compatible_providers(monkeypatch: pytest.MonkeyPatch, provider: str, variable: str, base_url: str) -> None:
+def test_openai_compatible_providers(
+    monkeypatch: pytest.MonkeyPatch, provider: str, variable: str, base_url: str
+) -> None:
     with pytest.raises(AdkError) as info:
         resolve_model(f"{provider}:some-model")
     assert info.value.category == "unauthorized" and variable in info.value.message
@@ -153,7 +166,9 @@ def test_local(fake_local: type[FakeLocalModel]) -> None:
     assert isinstance(model, fake_local) and model.model_path == "/models/smollm2.gguf"
 
 
-def test_auto_picks_the_first_configured_provider(monkeypatch: pytest.MonkeyPatch, fake_local: type[FakeLocalModel]) -> None:
+def test_auto_picks_the_first_configured_provider(
+    monkeypatch: pytest.MonkeyPatch, fake_local: type[FakeLocalModel]
+) -> None:
     assert isinstance(resolve_model("auto"), fake_local)
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     assert type(resolve_model("auto")).__name__ == "AnthropicModel"

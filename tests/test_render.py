@@ -70,16 +70,25 @@ ANSWER = f"It is **sunny** in *Tokyo*.\n\n- one\n- two\n\n{JS_LINK} {IMG_PROBE} 
 
 def full_run() -> list[Event]:
     """A real run (two tools, one failing; streamed answer; usage) plus a multimodal tool turn."""
-    model = ScriptedModel([
-        LlmResponse(Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"})),
-                                      Part(function_call=FunctionCall("lookup", {"query": IMG_PROBE}))]),
-                    usage=Usage(10, 2, 12)),
-        LlmResponse(Content.model(ANSWER), usage=Usage(12, 30, 42)),
-    ])
+    model = ScriptedModel(
+        [
+            LlmResponse(
+                Content(
+                    "model",
+                    [
+                        Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"})),
+                        Part(function_call=FunctionCall("lookup", {"query": IMG_PROBE})),
+                    ],
+                ),
+                usage=Usage(10, 2, 12),
+            ),
+            LlmResponse(Content.model(ANSWER), usage=Usage(12, 30, 42)),
+        ]
+    )
     agent = LlmAgent(name="weather", model=model, tools=[get_weather, lookup])
     events = agent.run(f"Weather in Tokyo? {SCRIPT_PROBE}").events
     media = media_turn("weather", events[0].invocation_id)
-    return events[:-1 - _partials(events)] + media + events[-1 - _partials(events):]
+    return events[: -1 - _partials(events)] + media + events[-1 - _partials(events) :]
 
 
 def _partials(events: list[Event]) -> int:
@@ -100,12 +109,24 @@ def media_turn(agent: str, invocation_id: str) -> list[Event]:
     response = FunctionResponse("render_chart", {"result": "chart ready", "html": IMG_PROBE}, "c1", parts)
     return [
         Event(agent, Content("model", [Part(function_call=call)]), invocation_id),
-        Event(agent, invocation_id=invocation_id, partial=True,
-              progress=ToolProgress("c1", "render_chart", "stdout", "loading data\n")),
-        Event(agent, invocation_id=invocation_id, partial=True,
-              progress=ToolProgress("c1", "render_chart", "stdout", f"plotting {SCRIPT_PROBE}\n")),
-        Event(agent, Content("tool", [Part(function_response=response)]), invocation_id,
-              tool_outcomes=[ToolOutcome("c1", "render_chart", call.args, True, 1.5, attempt=2)]),
+        Event(
+            agent,
+            invocation_id=invocation_id,
+            partial=True,
+            progress=ToolProgress("c1", "render_chart", "stdout", "loading data\n"),
+        ),
+        Event(
+            agent,
+            invocation_id=invocation_id,
+            partial=True,
+            progress=ToolProgress("c1", "render_chart", "stdout", f"plotting {SCRIPT_PROBE}\n"),
+        ),
+        Event(
+            agent,
+            Content("tool", [Part(function_response=response)]),
+            invocation_id,
+            tool_outcomes=[ToolOutcome("c1", "render_chart", call.args, True, 1.5, attempt=2)],
+        ),
     ]
 
 
@@ -120,9 +141,38 @@ class Structure(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
-SAFE_TAGS = {"div", "span", "strong", "em", "code", "pre", "details", "summary", "img", "a", "p", "br", "ul", "ol",
-             "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "blockquote",
-             "hr", "s"}
+SAFE_TAGS = {
+    "div",
+    "span",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "details",
+    "summary",
+    "img",
+    "a",
+    "p",
+    "br",
+    "ul",
+    "ol",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "blockquote",
+    "hr",
+    "s",
+}
 IMAGE_SRC = re.compile(r"^data:image/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$")
 
 
@@ -154,7 +204,9 @@ def test_transcript_html_shows_the_whole_run() -> None:
     assert not [ln for ln in re.findall(r"⚠ [^<]*", out) if "Traceback" in ln], "an error is one line"
     assert "2 attempts" in out and "1.5 s" in out and "attempt 1" in out
     assert "loading data\nplotting &lt;script&gt;" in out, "the progress log, escaped"
-    assert out.count("<details>") == 4 and "<summary" in out, "results (and the raising tool's traceback) are collapsible"
+    assert out.count("<details>") == 4 and "<summary" in out, (
+        "results (and the raising tool's traceback) are collapsible"
+    )
     assert "&quot;condition&quot;: &quot;sunny&quot;" in out
     # media
     images = [a["src"] for t, a in parsed.tags if t == "img"]
@@ -237,8 +289,11 @@ def _calls(*calls: FunctionCall) -> Event:
 
 
 def _answers(*pairs: tuple[FunctionCall, dict]) -> Event:
-    return Event("bot", Content("tool", [Part(function_response=FunctionResponse(c.name, r, c.id)) for c, r in pairs]),
-                 tool_outcomes=[ToolOutcome(c.id, c.name, c.args, "error" not in r, 0.1) for c, r in pairs])
+    return Event(
+        "bot",
+        Content("tool", [Part(function_response=FunctionResponse(c.name, r, c.id)) for c, r in pairs]),
+        tool_outcomes=[ToolOutcome(c.id, c.name, c.args, "error" not in r, 0.1) for c, r in pairs],
+    )
 
 
 def test_two_calls_with_one_id_each_get_their_own_answer_and_none_stays_running() -> None:
@@ -289,8 +344,14 @@ def test_control_characters_and_lone_surrogates_never_reach_an_output() -> None:
 
 def test_event_errors_and_state_deltas() -> None:
     events = [
-        Event("bot", actions=EventActions(state_delta={"user:name": "Ana", "big": list(range(100))},
-                                          artifact_delta={"report.pdf": 2}, transfer_to_agent="helper")),
+        Event(
+            "bot",
+            actions=EventActions(
+                state_delta={"user:name": "Ana", "big": list(range(100))},
+                artifact_delta={"report.pdf": 2},
+                transfer_to_agent="helper",
+            ),
+        ),
         Event("bot", error=AdkError.tool(f"bad {SCRIPT_PROBE}")),
     ]
     out = transcript_html(events, agent_name="bot", prompt="p")
@@ -334,53 +395,97 @@ def test_transcript_ops_coalesce_streamed_text() -> None:
 A_ATTRS = 'target="_blank" rel="noopener noreferrer"'
 
 
-@pytest.mark.parametrize(("source", "expected"), [
-    ("plain", "<p>plain</p>\n"),
-    ("**bold** and *it* and _em_ and __strong__", ("<p><strong>bold</strong> and <em>it</em> and <em>em</em> and "
-                                                  "<strong>strong</strong></p>\n")),
-    ("`a *b* <c>`", "<p><code>a *b* &lt;c&gt;</code></p>\n"),
-    # CommonMark: `_` inside a word is text, `*` inside a word is emphasis (as GitHub shows it)
-    ("snake_case_name and 2*3*4 and a.__b and c.__d", "<p>snake_case_name and 2<em>3</em>4 and a.__b and c.__d</p>\n"),
-    ("one\ntwo\n\nthree", "<p>one<br>\ntwo</p>\n<p>three</p>\n"),
-    ("# Title\n## Sub *x*", "<h1>Title</h1>\n<h2>Sub <em>x</em></h2>\n"),
-    ("- a\n- **b**\n\n1. x\n2. y", "<ul>\n<li>a</li>\n<li><strong>b</strong></li>\n</ul>\n<ol>\n<li>x</li>\n<li>y</li>\n</ol>\n"),
-    ("text\n- item\n  more", "<p>text</p>\n<ul>\n<li>item<br>\nmore</li>\n</ul>\n"),
-    ("```python\nif a < b: **x**\n```\nafter", ('<pre><code class="language-python">if a &lt; b: **x**\n</code></pre>\n'
-                                               "<p>after</p>\n")),
-    ("```\nunclosed <b>", "<pre><code>unclosed &lt;b&gt;</code></pre>\n"),
-    ("| a | b |\n|--:|---|\n| `<c>` | **d** |", ('<table>\n<thead>\n<tr>\n<th style="text-align:right">a</th>\n<th>b</th>\n'
-     '</tr>\n</thead>\n<tbody>\n<tr>\n<td style="text-align:right"><code>&lt;c&gt;</code></td>\n<td><strong>d</strong>'
-     "</td>\n</tr>\n</tbody>\n</table>\n")),
-    ("[site](https://example.com/?a=1&b=2)", f'<p><a href="https://example.com/?a=1&amp;b=2" {A_ATTRS}>site</a></p>\n'),
-    ("[x](https://e.com/*a*)", f'<p><a href="https://e.com/*a*" {A_ATTRS}>x</a></p>\n'),
-    ("<https://a.b/c> and <ana@example.com>", (f'<p><a href="https://a.b/c" {A_ATTRS}>https://a.b/c</a> and '
-                                              f'<a href="mailto:ana@example.com" {A_ATTRS}>ana@example.com</a></p>\n')),
-    (JS_LINK, "<p>[click me](javascript:alert(1))</p>\n"),
-    ("[x](data:text/html,<script>alert(1)</script>)", "<p>[x](data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;)</p>\n"),
-    ("[x](file:///etc/passwd) [y](/relative) <javascript:alert(1)>",
-     "<p>[x](file:///etc/passwd) [y](/relative) &lt;javascript:alert(1)&gt;</p>\n"),
-    ('[x](https://e.com" onmouseover="alert(1))', "<p>[x](https://e.com&quot; onmouseover=&quot;alert(1))</p>\n"),
-    ("![chart](https://e.com/track.png)", f'<p>!<a href="https://e.com/track.png" {A_ATTRS}>chart</a></p>\n'),
-    (IMG_PROBE, "<p>&lt;img src=x onerror=window.__pwned=1&gt;</p>\n"),
-    (SCRIPT_PROBE, "<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>\n"),
-    ("a\x00b **c** \x1b[31m", "<p>a\ufffdb <strong>c</strong> \ufffd[31m</p>\n"),
-    ("[x](https://a.com/`b`) and `[c](https://d.e)`",
-     f'<p><a href="https://a.com/%60b%60" {A_ATTRS}>x</a> and <code>[c](https://d.e)</code></p>\n'),
-    ("[`x` y](https://a.b/`c`/d)", f'<p><a href="https://a.b/%60c%60/d" {A_ATTRS}><code>x</code> y</a></p>\n'),
-    ("\ue000x\ue004 **b** 😀", "<p>\ue000x\ue004 <strong>b</strong> 😀</p>\n"),
-    # Overlapping spans: well-nested HTML whatever the marks (CommonMark's delimiter rules).
-    ("_a __b_ c__", "<p><em>a <em><em>b</em> c</em></em></p>\n"),
-    ("**a *b** c*", "<p><em><em>a <em>b</em></em> c</em></p>\n"),
-    ("_<i>__x_\u00e9__", "<p>_&lt;i&gt;<strong>x_\u00e9</strong></p>\n"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("plain", "<p>plain</p>\n"),
+        (
+            "**bold** and *it* and _em_ and __strong__",
+            ("<p><strong>bold</strong> and <em>it</em> and <em>em</em> and <strong>strong</strong></p>\n"),
+        ),
+        ("`a *b* <c>`", "<p><code>a *b* &lt;c&gt;</code></p>\n"),
+        # CommonMark: `_` inside a word is text, `*` inside a word is emphasis (as GitHub shows it)
+        (
+            "snake_case_name and 2*3*4 and a.__b and c.__d",
+            "<p>snake_case_name and 2<em>3</em>4 and a.__b and c.__d</p>\n",
+        ),
+        ("one\ntwo\n\nthree", "<p>one<br>\ntwo</p>\n<p>three</p>\n"),
+        ("# Title\n## Sub *x*", "<h1>Title</h1>\n<h2>Sub <em>x</em></h2>\n"),
+        (
+            "- a\n- **b**\n\n1. x\n2. y",
+            "<ul>\n<li>a</li>\n<li><strong>b</strong></li>\n</ul>\n<ol>\n<li>x</li>\n<li>y</li>\n</ol>\n",
+        ),
+        ("text\n- item\n  more", "<p>text</p>\n<ul>\n<li>item<br>\nmore</li>\n</ul>\n"),
+        (
+            "```python\nif a < b: **x**\n```\nafter",
+            ('<pre><code class="language-python">if a &lt; b: **x**\n</code></pre>\n<p>after</p>\n'),
+        ),
+        ("```\nunclosed <b>", "<pre><code>unclosed &lt;b&gt;</code></pre>\n"),
+        (
+            "| a | b |\n|--:|---|\n| `<c>` | **d** |",
+            (
+                '<table>\n<thead>\n<tr>\n<th style="text-align:right">a</th>\n<th>b</th>\n'
+                '</tr>\n</thead>\n<tbody>\n<tr>\n<td style="text-align:right"><code>&lt;c&gt;</code></td>\n<td><strong>d</strong>'
+                "</td>\n</tr>\n</tbody>\n</table>\n"
+            ),
+        ),
+        (
+            "[site](https://example.com/?a=1&b=2)",
+            f'<p><a href="https://example.com/?a=1&amp;b=2" {A_ATTRS}>site</a></p>\n',
+        ),
+        ("[x](https://e.com/*a*)", f'<p><a href="https://e.com/*a*" {A_ATTRS}>x</a></p>\n'),
+        (
+            "<https://a.b/c> and <ana@example.com>",
+            (
+                f'<p><a href="https://a.b/c" {A_ATTRS}>https://a.b/c</a> and '
+                f'<a href="mailto:ana@example.com" {A_ATTRS}>ana@example.com</a></p>\n'
+            ),
+        ),
+        (JS_LINK, "<p>[click me](javascript:alert(1))</p>\n"),
+        (
+            "[x](data:text/html,<script>alert(1)</script>)",
+            "<p>[x](data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;)</p>\n",
+        ),
+        (
+            "[x](file:///etc/passwd) [y](/relative) <javascript:alert(1)>",
+            "<p>[x](file:///etc/passwd) [y](/relative) &lt;javascript:alert(1)&gt;</p>\n",
+        ),
+        ('[x](https://e.com" onmouseover="alert(1))', "<p>[x](https://e.com&quot; onmouseover=&quot;alert(1))</p>\n"),
+        ("![chart](https://e.com/track.png)", f'<p>!<a href="https://e.com/track.png" {A_ATTRS}>chart</a></p>\n'),
+        (IMG_PROBE, "<p>&lt;img src=x onerror=window.__pwned=1&gt;</p>\n"),
+        (SCRIPT_PROBE, "<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>\n"),
+        ("a\x00b **c** \x1b[31m", "<p>a\ufffdb <strong>c</strong> \ufffd[31m</p>\n"),
+        (
+            "[x](https://a.com/`b`) and `[c](https://d.e)`",
+            f'<p><a href="https://a.com/%60b%60" {A_ATTRS}>x</a> and <code>[c](https://d.e)</code></p>\n',
+        ),
+        ("[`x` y](https://a.b/`c`/d)", f'<p><a href="https://a.b/%60c%60/d" {A_ATTRS}><code>x</code> y</a></p>\n'),
+        ("\ue000x\ue004 **b** 😀", "<p>\ue000x\ue004 <strong>b</strong> 😀</p>\n"),
+        # Overlapping spans: well-nested HTML whatever the marks (CommonMark's delimiter rules).
+        ("_a __b_ c__", "<p><em>a <em><em>b</em> c</em></em></p>\n"),
+        ("**a *b** c*", "<p><em><em>a <em>b</em></em> c</em></p>\n"),
+        ("_<i>__x_\u00e9__", "<p>_&lt;i&gt;<strong>x_\u00e9</strong></p>\n"),
+        ("", ""),
+    ],
+)
 def test_markdown(source: str, expected: str) -> None:
     assert markdown_to_html(source) == expected
 
 
 def test_markdown_output_is_always_safe() -> None:
-    nasty = "\n".join([IMG_PROBE, SCRIPT_PROBE, JS_LINK, "**<b>x</b>**", "`<i>`", "- <a href=x>",
-                       "# <h1>", "```\n</code></pre><script>x</script>\n```", "[a](https://x.y/\"><script>)"])
+    nasty = "\n".join(
+        [
+            IMG_PROBE,
+            SCRIPT_PROBE,
+            JS_LINK,
+            "**<b>x</b>**",
+            "`<i>`",
+            "- <a href=x>",
+            "# <h1>",
+            "```\n</code></pre><script>x</script>\n```",
+            '[a](https://x.y/"><script>)',
+        ]
+    )
     assert_safe_html(markdown_to_html(nasty))
 
 
@@ -395,8 +500,16 @@ def test_escape_and_error_line_and_safe_url() -> None:
     assert safe_url("https://e.com/a.pdf") == "https://e.com/a.pdf"
     assert safe_url("HTTP://E.COM") == "HTTP://E.COM"
     assert safe_url("data:application/pdf;base64,AAAA") and safe_url("data:image/png;base64,AAAA")
-    for bad in ("javascript:alert(1)", " JavaScript:alert(1)", "data:text/html,<b>", "file:///etc/passwd",
-                "gs://bucket/a.pdf", "//evil.com", "", None):
+    for bad in (
+        "javascript:alert(1)",
+        " JavaScript:alert(1)",
+        "data:text/html,<b>",
+        "file:///etc/passwd",
+        "gs://bucket/a.pdf",
+        "//evil.com",
+        "",
+        None,
+    ):
         assert safe_url(bad) is None, bad
 
 

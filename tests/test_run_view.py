@@ -57,7 +57,9 @@ JS = Path(__file__).resolve().parent.parent / "adk_notebook" / "notebook" / "wid
 class RecordingComm(BaseComm):
     """A comm that keeps what it would have published."""
 
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any) -> None:
+    def publish_msg(
+        self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
+    ) -> None:
         self.sent.append((msg_type, data or {}))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -76,8 +78,9 @@ class RecordingComm(BaseComm):
 
     # -- what a front end says ----------------------------------------------------------------
     def receive(self, content: dict[str, Any]) -> None:
-        self.handle_msg({"content": {"comm_id": self.comm_id, "data": {"method": "custom", "content": content}},
-                         "buffers": []})
+        self.handle_msg(
+            {"content": {"comm_id": self.comm_id, "data": {"method": "custom", "content": content}}, "buffers": []}
+        )
 
 
 @pytest.fixture
@@ -107,7 +110,9 @@ class FakeClock:
         return self.now
 
 
-def make_view(comms: list[RecordingComm], clock: FakeClock | None = None, prompt: str = "Tell me") -> tuple[RunView, RecordingComm]:
+def make_view(
+    comms: list[RecordingComm], clock: FakeClock | None = None, prompt: str = "Tell me"
+) -> tuple[RunView, RecordingComm]:
     view = RunView(agent_name="bot", prompt=prompt, session_id="s1")
     if clock is not None:
         view._clock = clock
@@ -148,7 +153,9 @@ def test_a_fast_stream_sends_few_messages(comms: list[RecordingComm]) -> None:
     view.finish()
     assert len(c.custom()) <= took / 0.05 + 1, (len(c.custom()), took)
     assert len(c.custom()) <= 5
-    assert len(c.updates()) == 1 and c.updates()[0]["state"]["items"][0]["text"] == "".join(f"w{n} " for n in range(2000))
+    assert len(c.updates()) == 1 and c.updates()[0]["state"]["items"][0]["text"] == "".join(
+        f"w{n} " for n in range(2000)
+    )
 
 
 def test_handle_is_cheap(comms: list[RecordingComm]) -> None:
@@ -179,7 +186,9 @@ def test_bytes_grow_linearly_with_the_output(comms: list[RecordingComm]) -> None
     assert 3.5 < large / small < 4.5, "4x the tokens, 4x the bytes"
 
 
-def test_markdown_it_goes_once_per_kernel_not_with_every_run(comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_markdown_it_goes_once_per_kernel_not_with_every_run(
+    comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(markdown_library_module, "_shared", None)  # a fresh kernel
     first, c1 = make_view(comms)
     second, c2 = make_view(comms)
@@ -241,8 +250,12 @@ def test_the_thread_fallback_sends_a_running_tools_card_before_its_result(comms:
     seen: list[bool] = []
 
     def card_sent() -> bool:
-        return any(op[0] == "i" and op[1].get("k") == "tool" and op[1]["name"] == "slow" and op[1]["status"] == "running"
-                   for m in comms[-1].custom() if m["type"] == "delta" for op in m["ops"])
+        return any(
+            op[0] == "i" and op[1].get("k") == "tool" and op[1]["name"] == "slow" and op[1]["status"] == "running"
+            for m in comms[-1].custom()
+            if m["type"] == "delta"
+            for op in m["ops"]
+        )
 
     @tool
     def slow() -> dict:
@@ -255,15 +268,22 @@ def test_the_thread_fallback_sends_a_running_tools_card_before_its_result(comms:
 
     # Text streams first, so the card arrives right after a delta went out: it waits to be flushed.
     model = ScriptedModel([["Let me look that up.", FunctionCall("slow", {})], "Done."])
-    plan = ChatPlan(agent=LlmAgent(name="bot", model=model, tools=[slow]), message="Go.",
-                    session_service=InMemorySessionService(), user_id="u", session_id="s1")
+    plan = ChatPlan(
+        agent=LlmAgent(name="bot", model=model, tools=[slow]),
+        message="Go.",
+        session_service=InMemorySessionService(),
+        user_id="u",
+        session_id="s1",
+    )
     result = run_chat_blocking(plan, RunView)
     assert result is not None and result.text == "Done."
     assert seen == [True], "the card went out only with the tool's result"
 
 
 # -- the final state and the cell output ------------------------------------------------------
-def test_finish_puts_the_whole_run_in_the_trait_and_a_static_transcript_in_the_cell(comms: list[RecordingComm], shell: Any) -> None:
+def test_finish_puts_the_whole_run_in_the_trait_and_a_static_transcript_in_the_cell(
+    comms: list[RecordingComm], shell: Any
+) -> None:
     events = full_run()
     with capture_output() as captured:
         view, c = make_view(comms, prompt="Weather in Tokyo?")
@@ -534,8 +554,26 @@ node = pytest.mark.skipif(shutil.which("node") is None, reason="the widget's JS 
 
 
 FORMATS: dict[str, list[Any]] = {  # ties (1.25 s, 1280 B) included: Python rounds them to even unless told
-    "durations": [0.0, 1e-9, 0.0004, 0.0005, 0.0025, 0.0125, 0.5, 0.9995, 0.9996, 1.05, 1.25, 2.25, 59.94, 59.96, 60,
-                  61.5, 62.5, 3599.5],
+    "durations": [
+        0.0,
+        1e-9,
+        0.0004,
+        0.0005,
+        0.0025,
+        0.0125,
+        0.5,
+        0.9995,
+        0.9996,
+        1.05,
+        1.25,
+        2.25,
+        59.94,
+        59.96,
+        60,
+        61.5,
+        62.5,
+        3599.5,
+    ],
     "sizes": [0, 1023, 1024, 1280, 1792, 2304, 10239, 10240, 10752, 11776, 1048575, 1048576, 1310720, 5505024, 2**30],
     "counts": [0, 7, 999, 1000, 1234567, 2**40],
 }
@@ -549,16 +587,31 @@ def run_js(tmp_path: Path, views: list[dict[str, Any]], markdown: list[str] = ()
     (tmp_path / "harness.mjs").write_text(HARNESS)
     library = markdown_library()  # the kernel's library model: what the page's widget manager holds
     proc = subprocess.run(
-        ["node", str(tmp_path / "harness.mjs"), (tmp_path / "run_view.mjs").as_uri(), (tmp_path / "markdown.mjs").as_uri()],
-        input=json.dumps({"views": views, "markdown": list(markdown), "formats": FORMATS,
-                          "library": {"source": library.source, "digest": library.digest, "settings": library.settings}}),
-        capture_output=True, text=True, timeout=60,
+        [
+            "node",
+            str(tmp_path / "harness.mjs"),
+            (tmp_path / "run_view.mjs").as_uri(),
+            (tmp_path / "markdown.mjs").as_uri(),
+        ],
+        input=json.dumps(
+            {
+                "views": views,
+                "markdown": list(markdown),
+                "formats": FORMATS,
+                "library": {"source": library.source, "digest": library.digest, "settings": library.settings},
+            }
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
-def tracked_run(events: list[Event]) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+def tracked_run(
+    events: list[Event],
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """What a view would receive: the initial trait, one delta per event, the final trait; plus
     the snapshot the kernel would send after each delta."""
     transcript = Transcript(agent_name="bot", prompt="Weather in Tokyo?", track=True)
@@ -578,15 +631,21 @@ def tracked_run(events: list[Event]) -> tuple[dict[str, Any], list[dict[str, Any
 @node
 def test_js_draws_the_same_run_from_deltas_and_from_the_final_state(tmp_path: Path) -> None:
     initial, deltas, final, snapshots = tracked_run(full_run())
-    live, late, saved = run_js(tmp_path, [
-        # the view made when the run starts: the trait, then every delta, then the final trait
-        {"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True}, {"state": final}]},
-        # a view made mid-run (page reload): a gap, a snapshot, the rest
-        {"state": initial, "steps": [{"custom": d} for d in deltas[8:]]
-         + [{"snap": True}, {"reply_sync": {"type": "snapshot", "seq": 8, "state": snapshots[8]}}]},
-        # a saved notebook with widget state
-        {"state": final, "steps": []},
-    ])["views"]
+    live, late, saved = run_js(
+        tmp_path,
+        [
+            # the view made when the run starts: the trait, then every delta, then the final trait
+            {"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True}, {"state": final}]},
+            # a view made mid-run (page reload): a gap, a snapshot, the rest
+            {
+                "state": initial,
+                "steps": [{"custom": d} for d in deltas[8:]]
+                + [{"snap": True}, {"reply_sync": {"type": "snapshot", "seq": 8, "state": snapshots[8]}}],
+            },
+            # a saved notebook with widget state
+            {"state": final, "steps": []},
+        ],
+    )["views"]
     from_deltas, after_final = live
     assert from_deltas["text"] == after_final["text"] == saved[0]["text"]
     assert from_deltas["tags"] == after_final["tags"] == saved[0]["tags"]
@@ -604,11 +663,14 @@ def test_js_shows_a_finished_turn_as_text_until_markdown_it_loads(tmp_path: Path
     """The library model may come after the view (or not at all, say a notebook saved without it):
     the turn reads as its plain text, never as HTML, and becomes markdown once the library is there."""
     initial, deltas, final, _ = tracked_run(full_run())
-    out = run_js(tmp_path, [
-        {"state": final, "steps": []},
-        {"state": final, "library": "later", "steps": [{"snap": True}, {"library": True}]},
-        {"state": initial, "library": "missing", "steps": [{"custom": d} for d in deltas] + [{"state": final}]},
-    ])
+    out = run_js(
+        tmp_path,
+        [
+            {"state": final, "steps": []},
+            {"state": final, "library": "later", "steps": [{"snap": True}, {"library": True}]},
+            {"state": initial, "library": "missing", "steps": [{"custom": d} for d in deltas] + [{"state": final}]},
+        ],
+    )
     (now,), (before, after), (missing,) = out["views"]
     assert "strong" in now["tags"] and "It is sunny in Tokyo." in now["text"]
     for plain in (before, missing):
@@ -623,7 +685,9 @@ def test_js_shows_a_finished_turn_as_text_until_markdown_it_loads(tmp_path: Path
 @node
 def test_js_keeps_probes_as_text_and_makes_only_safe_links(tmp_path: Path) -> None:
     initial, deltas, final, _ = tracked_run(full_run())
-    (live,) = run_js(tmp_path, [{"state": initial, "steps": [{"custom": d} for d in deltas] + [{"state": final}]}])["views"]
+    (live,) = run_js(tmp_path, [{"state": initial, "steps": [{"custom": d} for d in deltas] + [{"state": final}]}])[
+        "views"
+    ]
     view = live[-1]
     for probe in (IMG_PROBE, SCRIPT_PROBE, "[click me](javascript:alert(1))"):
         assert probe in view["text"], probe
@@ -640,8 +704,15 @@ def test_js_keeps_probes_as_text_and_makes_only_safe_links(tmp_path: Path) -> No
 @node
 def test_js_stop_button(tmp_path: Path) -> None:
     initial, deltas, final, _ = tracked_run([chunk("hi")])
-    (view,) = run_js(tmp_path, [{"state": initial, "steps": [{"custom": deltas[0]}, {"snap": True}, {"click": True},
-                                                             {"snap": True}, {"state": final}]}])["views"]
+    (view,) = run_js(
+        tmp_path,
+        [
+            {
+                "state": initial,
+                "steps": [{"custom": deltas[0]}, {"snap": True}, {"click": True}, {"snap": True}, {"state": final}],
+            }
+        ],
+    )["views"]
     running, clicked, done = view
     assert not running["stopHidden"] and "running…" in running["text"]
     assert {"type": "stop"} in clicked["sent"] and "Stopping…" in clicked["text"]
@@ -654,11 +725,16 @@ def test_js_settles_cards_of_reused_ids_and_cleans_text_as_the_saved_transcript(
 
     first = FunctionCall("lookup", {"q": HOSTILE_CHARS}, id="call_0")
     second = FunctionCall("lookup", {"q": "b"}, id="call_0")
-    events = [_calls(first, second), _answers((first, {"n": 1}), (second, {"error": "no"})),
-              Event("bot", Content.model(HOSTILE_CHARS), partial=True), Event("bot", Content.model(HOSTILE_CHARS))]
+    events = [
+        _calls(first, second),
+        _answers((first, {"n": 1}), (second, {"error": "no"})),
+        Event("bot", Content.model(HOSTILE_CHARS), partial=True),
+        Event("bot", Content.model(HOSTILE_CHARS)),
+    ]
     initial, deltas, final, _ = tracked_run(events)
-    (live,) = run_js(tmp_path, [{"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True},
-                                                                                               {"state": final}]}])["views"]
+    (live,) = run_js(
+        tmp_path, [{"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True}, {"state": final}]}]
+    )["views"]
     from_deltas, saved = live
     assert from_deltas["text"] == saved["text"] and from_deltas["tags"] == saved["tags"]
     assert "running" not in saved["text"].replace("🔧", "") and "okerror" not in saved["text"]
@@ -686,14 +762,26 @@ def test_live_view_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> No
     """Header, prompt, tool cards, logs, results, media, state deltas, errors, the cut marker and
     usage read the same live (run_view.js) as saved (render.py), markdown included."""
     cut = FunctionCall("slow", {"n": 1}, id="s1")
-    events = [*full_run(),
-              Event("bot", Content.user("and tomorrow?"), usage=Usage(3, 4, 7)),
-              Event("bot", actions=EventActions(state_delta={"user:name": "Ana", "big": list(range(100))},
-                                                artifact_delta={"report.pdf": 2}, transfer_to_agent="helper")),
-              Event("bot", Content("model", [Part(function_call=cut)]), long_running_tool_ids=["s1"]),
-              Event("bot", Content.model("| a | b |\n|--|--|\n| **1** | [x](mailto:a@b.c) |"),
-                    metadata={"finish_reason": "max_tokens", "model": "scripted-2"}, usage=Usage(1, 5, 6)),
-              Event("bot", error=AdkError.tool(f"bad {SCRIPT_PROBE}"))]
+    events = [
+        *full_run(),
+        Event("bot", Content.user("and tomorrow?"), usage=Usage(3, 4, 7)),
+        Event(
+            "bot",
+            actions=EventActions(
+                state_delta={"user:name": "Ana", "big": list(range(100))},
+                artifact_delta={"report.pdf": 2},
+                transfer_to_agent="helper",
+            ),
+        ),
+        Event("bot", Content("model", [Part(function_call=cut)]), long_running_tool_ids=["s1"]),
+        Event(
+            "bot",
+            Content.model("| a | b |\n|--|--|\n| **1** | [x](mailto:a@b.c) |"),
+            metadata={"finish_reason": "max_tokens", "model": "scripted-2"},
+            usage=Usage(1, 5, 6),
+        ),
+        Event("bot", error=AdkError.tool(f"bad {SCRIPT_PROBE}")),
+    ]
     _, _, final, _ = tracked_run(events)
     final = {**final, "notice": "a tiny offline demo model", "error": "model.internal: the provider hung up"}
     (view,) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
@@ -702,8 +790,17 @@ def test_live_view_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> No
     # The one thing only the live view has: an inline PDF's viewer, opened on demand ("preview").
     live = words(view[0]["shown"]).replace("preview", "", 1)
     assert live == words("".join(saved.words))
-    for shown in ("you:andtomorrow?", "state:user:name=Ana", "artifactreport.pdfv2", "transfertohelper", "🔧slow",
-                  "✂cutat5tokens", "⚠tool.internal:bad<script>", "ℹatinyofflinedemomodel", "tokens:26in·41out·67total"):
+    for shown in (
+        "you:andtomorrow?",
+        "state:user:name=Ana",
+        "artifactreport.pdfv2",
+        "transfertohelper",
+        "🔧slow",
+        "✂cutat5tokens",
+        "⚠tool.internal:bad<script>",
+        "ℹatinyofflinedemomodel",
+        "tokens:26in·41out·67total",
+    ):
         assert shown in live, shown
 
 
@@ -723,38 +820,50 @@ MARKDOWN_CASES = [  # what models write, and what they might write to break out 
     "one\ntwo\n\nthree\r\nfour\rfive",
     "# Title\n## Sub *x*\n###### six\n####### seven\nSetext\n===\n## closed ##\n- a\n- **b**\n\n1. x\n2) y\ntext\n- item\n  more",
     "- a\n  - nested\n    1. deep\n- b\n\n3. starts at three\n4. four\n\n- [ ] task\n* star\n+ plus",
-    ("```python\nif a < b: **x**\n```\nafter\n~~~js title\nconst s = '</code></pre><script>';\n~~~\n    indented <i>\n\n"
-    "`` a ` b `` and ```\nunclosed <b>"),
+    (
+        "```python\nif a < b: **x**\n```\nafter\n~~~js title\nconst s = '</code></pre><script>';\n~~~\n    indented <i>\n\n"
+        "`` a ` b `` and ```\nunclosed <b>"
+    ),
     "| a | b | c |\n|:--|:-:|--:|\n| `x\\|y` | **z** | [l](https://x.y) |\n| <i> | \U0001f600 |\n\nnot | a | table",
     "> quote **b**\n> > nested\n\n---\n***\n___\n\n\\*not em\\* \\<b\\> \\`x\\` &copy; &amp; &#x3C;script&#x3E; &bogus;",
     JS_LINK + " " + IMG_PROBE + " " + SCRIPT_PROBE,
     '[x](https://e.com" onmouseover="alert(1)) [y](data:text/html,<b>) [z](https://a.b "title <t>")',
-    "<div onclick=x>hi</div>\n\n<!-- comment -->\n<a href=\"javascript:x\">y</a>\n<svg onload=alert(1)><iframe src=x>",
-    ("[a](https://例え.jp/パス?q=ü#frag) [b](HTTPS://EXAMPLE.COM/%zz) [c](<https://a.b/with space>) "
-    "[d](https://a.b/(paren)) [e](mailto:ana@example.com) [f](ftp://x.y) [g](//evil.com) [h](JaVaScRiPt:alert(1)) "
-    "[i](java\nscript:alert(1)) [j](vbscript:x) [k](file:///etc/passwd) [l](data:image/png;base64,AAAA) "
-    "[m](  https://spaced.example  ) [n](https://a.b/\u202etxt.exe) [o](https://xn--e1afmkfd.xn--p1ai/)"),
-    ("<javascript:alert(1)> <https://a.b/c?d=<e>> <ana@example.com> <mailto:x@y.z> https://bare.link www.x.com "
-    "![img](https://e.com/track.png) ![](javascript:alert(1))"),
-    "[ref] and [Ref][] and [ẞ][ß] and [x][missing]\n\n[ref]: https://r.example/a_b\n[ß]: https://s.example \"t\"",
+    '<div onclick=x>hi</div>\n\n<!-- comment -->\n<a href="javascript:x">y</a>\n<svg onload=alert(1)><iframe src=x>',
+    (
+        "[a](https://例え.jp/パス?q=ü#frag) [b](HTTPS://EXAMPLE.COM/%zz) [c](<https://a.b/with space>) "
+        "[d](https://a.b/(paren)) [e](mailto:ana@example.com) [f](ftp://x.y) [g](//evil.com) [h](JaVaScRiPt:alert(1)) "
+        "[i](java\nscript:alert(1)) [j](vbscript:x) [k](file:///etc/passwd) [l](data:image/png;base64,AAAA) "
+        "[m](  https://spaced.example  ) [n](https://a.b/\u202etxt.exe) [o](https://xn--e1afmkfd.xn--p1ai/)"
+    ),
+    (
+        "<javascript:alert(1)> <https://a.b/c?d=<e>> <ana@example.com> <mailto:x@y.z> https://bare.link www.x.com "
+        "![img](https://e.com/track.png) ![](javascript:alert(1))"
+    ),
+    '[ref] and [Ref][] and [ẞ][ß] and [x][missing]\n\n[ref]: https://r.example/a_b\n[ß]: https://s.example "t"',
     "**`code` in bold** and *[link](http://a.b)* and [`x` y](https://a.b/c)",
     "[x](https://a.com/`b`) and `[c](https://d.e)` and [`x` y](https://a.b/`c`/d) and <https://a.b/`x`>",
     "\ue000private\ue004 **use** \x00nul \x1b[31mansi\x1b[0m \x01\x05\x07\x7f\x85 \ud800lone\udfff \U0001f600 \u2028",
-    ("\U0001f600 \U0001f469\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5 **\U0001f525bold\U0001f525** "
-    "\U0001f600*x*\U0001f600 \uff0afull\uff0a x_y_z \u200bzero\u200bwidth \ufeffbom"),
+    (
+        "\U0001f600 \U0001f469\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5 **\U0001f525bold\U0001f525** "
+        "\U0001f600*x*\U0001f600 \uff0afull\uff0a x_y_z \u200bzero\u200bwidth \ufeffbom"
+    ),
     "\t```ßµ\ncode\n```\n\u00a0- not a list\n_é_ and *é* and x_é_\n# a\u2028**b\u2029c**\n\ufeff\n\n\u0661. x",
     ">" * 120 + " deep\n\n" + "*" * 60 + "x" + "*" * 60 + "\n\n" + "[" * 50 + "a" + "]" * 50,
     "_a __b_ c__ and **a *b** c* and _<script>window.__pwned=1</script>_é__é_",
     # U+FEFF, a space to JavaScript's trim() and \\s but not to Python's: at the ends of a block, in a link
     "\ufeff¨ text\ufeff\n\n# \ufeffhead\ufeff\n\n[x](<\ufeffhttps://a.b>) [y](\ufeffhttps://c.d)\n\n[r\ufeff]\n\n[r]: https://r.s",
     # astral punctuation and symbols beside * _ ~ (two UTF-16 code units, one character to CommonMark)
-    ("a*\U0001f600*a a**\U00010100**b a**a\U0001d735**a a**\U0001d735a**a \U0001f600_a_ x_\U00010100_ "
-     "a~~\U0001f600~~b \U0001f600**a**\U0001f600 _\U0001f525_x"),
+    (
+        "a*\U0001f600*a a**\U00010100**b a**a\U0001d735**a a**\U0001d735a**a \U0001f600_a_ x_\U00010100_ "
+        "a~~\U0001f600~~b \U0001f600**a**\U0001f600 _\U0001f525_x"
+    ),
     # punctuation newer than some Unicode tables (15.0, 15.1) beside * _ ~
     "?\u31ef~~?a~~ a_\U00011f43_ \u2ffc**a**b a**\U0001fae8**b x_\U0001f6dc_",
     # IPv6 hosts, whose brackets markdown-it 14.1 percent-encodes and markdown-it-py keeps
-    ("[a](http://[::1]:8080/é?q=[x]#f) <https://u:p@[FE80::1]/p> [b](mailto:u@[::1]) [c](HTTP://[::1]/) "
-     "[d](//[::ä]/) [e](http://[::ä1%zz]/)"),
+    (
+        "[a](http://[::1]:8080/é?q=[x]#f) <https://u:p@[FE80::1]/p> [b](mailto:u@[::1]) [c](HTTP://[::1]/) "
+        "[d](//[::ä]/) [e](http://[::ä1%zz]/)"
+    ),
     # code spans after a link label's look-ahead, and their spaces
     "![`x` ` and [`y` ` and ![a[A]![b`x`c` and `   ` and `  a  ` and [a`](https://b.c)`",
 ]

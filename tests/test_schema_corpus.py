@@ -785,9 +785,7 @@ def _walk_keys(node: Any) -> set[str]:
     return set()
 
 
-@pytest.mark.parametrize(
-    ("fn", "description", "expected"), CORPUS, ids=[fn.__name__ for fn, _, _ in CORPUS]
-)
+@pytest.mark.parametrize(("fn", "description", "expected"), CORPUS, ids=[fn.__name__ for fn, _, _ in CORPUS])
 def test_corpus_schema(fn: Callable[..., Any], description: str, expected: dict[str, Any]) -> None:
     schema = function_schema(fn)
     assert schema.name == fn.__name__
@@ -880,9 +878,7 @@ def test_validate_returns_real_python_types() -> None:
         "ids": {3, 4},
         "rest": (),
     }
-    assert function_schema(typed_dict).validate({"address": {"city": "Oslo"}}) == {
-        "address": {"city": "Oslo"}
-    }
+    assert function_schema(typed_dict).validate({"address": {"city": "Oslo"}}) == {"address": {"city": "Oslo"}}
     kwargs = function_schema(future.schedule).validate({"when": "2025-03-01"})
     assert kwargs == {"when": datetime.date(2025, 3, 1), "note": None}
     assert future.schedule(**kwargs, context=future.ToolContext()) == "pickup on 2025-03-01"
@@ -909,9 +905,7 @@ def test_validate_seed_style_passes_the_model() -> None:
     assert _errors(schema, {"unit": "celsius"}) == ["'city' is required"]
     ctx_schema = function_schema(future.lookup)
     assert ctx_schema.validate({"key": "k"}) == {"args": future.LookupArgs(key="k", ttl=60)}
-    assert _errors(ctx_schema, {"key": "k", "ttl": -1}) == [
-        "'ttl' must be greater than or equal to 0 (got -1)"
-    ]
+    assert _errors(ctx_schema, {"key": "k", "ttl": -1}) == ["'ttl' must be greater than or equal to 0 (got -1)"]
 
 
 def test_validate_excludes_and_rejects_the_context() -> None:
@@ -961,10 +955,7 @@ def _exc(schema: FunctionSchema, args: Any) -> ToolArgumentsError:
         (
             string_constraints,
             {"code": "AB", "tags": ["t"] * 6},
-            [
-                "'tags' must have at most 5 items after validation, not 6"
-                ' (got ["t", "t", "t", "t", "t", "t"])'
-            ],
+            ['\'tags\' must have at most 5 items after validation, not 6 (got ["t", "t", "t", "t", "t", "t"])'],
         ),
         (literals, {"mode": "medium"}, ["'mode' must be 'fast' or 'slow' (got \"medium\")"]),
         (literals, {"mode": "fast", "level": 4}, ["'level' must be 1, 2 or 3 (got 4)"]),
@@ -978,10 +969,7 @@ def _exc(schema: FunctionSchema, args: Any) -> ToolArgumentsError:
         (
             nested_models,
             {"order": {"customer": {"name": "Ada"}, "items": [{"sku": "A1", "quantity": "x"}]}},
-            [
-                "'order.items[0].quantity' must be a valid integer, unable to parse string as an"
-                ' integer (got "x")'
-            ],
+            ["'order.items[0].quantity' must be a valid integer, unable to parse string as an integer (got \"x\")"],
         ),
         (nested_models, {"order": "big"}, ["'order' must be an object (got \"big\")"]),
         (dataclass_param, {"item": 5}, ["'item' must be an object (got 5)"]),
@@ -990,7 +978,7 @@ def _exc(schema: FunctionSchema, args: Any) -> ToolArgumentsError:
             {"order": {"customer": {}, "items": []}},
             ["'order.customer.name' is required"],
         ),
-        (google_style, ["Paris"], ["the arguments must be an object (got [\"Paris\"])"]),
+        (google_style, ["Paris"], ['the arguments must be an object (got ["Paris"])']),
         (
             google_style,
             {"city": "x" * 50, "days": "y" * 50},
@@ -998,9 +986,7 @@ def _exc(schema: FunctionSchema, args: Any) -> ToolArgumentsError:
         ),
     ],
 )
-def test_constraint_violations_name_the_parameter(
-    fn: Callable[..., Any], args: Any, errors: list[str]
-) -> None:
+def test_constraint_violations_name_the_parameter(fn: Callable[..., Any], args: Any, errors: list[str]) -> None:
     assert _errors(function_schema(fn), args) == errors
 
 
@@ -1098,13 +1084,21 @@ def test_typing_typed_dict_gives_the_same_schema_as_typing_extensions() -> None:
 
 
 def test_typing_typed_dict_nested_optional_and_in_collections() -> None:
-    def place(order: PlainOrder, extra: list[PlainLine] | None = None,
-              by_sku: Annotated[dict[str, PlainLine], Field(description="Lines by SKU.")] = {}):  # noqa: B006  # the default under test
+    def place(
+        order: PlainOrder,
+        extra: list[PlainLine] | None = None,
+        by_sku: Annotated[dict[str, PlainLine], Field(description="Lines by SKU.")] = {},  # noqa: B006  # the default under test
+    ):
         """Place an order."""
 
     schema = function_schema(place)
-    line = {"type": "object", "additionalProperties": False, "description": "One line of an order.",
-            "properties": {"sku": {"type": "string"}, "quantity": {"type": "integer"}}, "required": ["sku"]}
+    line = {
+        "type": "object",
+        "additionalProperties": False,
+        "description": "One line of an order.",
+        "properties": {"sku": {"type": "string"}, "quantity": {"type": "integer"}},
+        "required": ["sku"],
+    }
     order = schema.parameters["properties"]["order"]
     assert order["required"] == ["lines"] and order["properties"]["lines"] == {"type": "array", "items": line}
     assert order["properties"]["ship_to"]["properties"] == {"street": {"type": "string"}, "city": {"type": "string"}}
@@ -1128,7 +1122,9 @@ def test_typing_typed_dict_where_it_cannot_be_converted_is_one_clear_line() -> N
     if sys.version_info >= (3, 12):
         assert function_schema(send).parameters["properties"]["parcel"]["properties"]["to"]["type"] == "object"
         return
-    with pytest.raises(TypeError, match=r"^send: .*typing\.TypedDict.* write `from typing_extensions import TypedDict`$"):
+    with pytest.raises(
+        TypeError, match=r"^send: .*typing\.TypedDict.* write `from typing_extensions import TypedDict`$"
+    ):
         function_schema(send)
 
 
@@ -1375,11 +1371,7 @@ def test_parse_docstring_edge_cases() -> None:
         "A summary that wraps.",
         "A summary that\nwraps.\n\nBody.",
     )
-    numpy = parse_docstring(
-        "Add.\n\nParameters\n----------\nx, y : int\n    Terms.\n*rest : int\n    More."
-    )
+    numpy = parse_docstring("Add.\n\nParameters\n----------\nx, y : int\n    Terms.\n*rest : int\n    More.")
     assert numpy.params == {"x": "Terms.", "y": "Terms.", "rest": "More."}
-    google = parse_docstring(
-        "Do it.\n\nArgs:\n    **opts (dict): Options.\n\nRaises:\n    ValueError: never."
-    )
+    google = parse_docstring("Do it.\n\nArgs:\n    **opts (dict): Options.\n\nRaises:\n    ValueError: never.")
     assert google.params == {"opts": "Options."}

@@ -23,53 +23,39 @@ SCHEMA: dict[str, Any] = {
         },
     },
     "required": ["title"],
-    "$defs": {
-        "Format": {"title": "Format", "oneOf": [{"const": "paper"}, {"const": "ebook"}]}
-    },
+    "$defs": {"Format": {"title": "Format", "oneOf": [{"const": "paper"}, {"const": "ebook"}]}},
 }
 
 
 def request(schema: dict[str, Any]) -> LlmRequest:
-    return LlmRequest(
-        "m", [Content.user("hi")], config=GenerateContentConfig(response_schema=schema)
-    )
+    return LlmRequest("m", [Content.user("hi")], config=GenerateContentConfig(response_schema=schema))
 
 
 def test_titles_are_dropped_and_properties_named_title_kept() -> None:
     plain = model_json_schema(SCHEMA)
     assert list(plain["properties"]) == ["title", "format", "tags"]
     assert plain["properties"]["title"] == {"type": "string", "maxLength": 80}
-    assert plain["properties"]["format"] == {
-        "oneOf": [{"const": "paper"}, {"const": "ebook"}]
-    }
+    assert plain["properties"]["format"] == {"oneOf": [{"const": "paper"}, {"const": "ebook"}]}
     assert "title" not in plain and "$defs" not in plain
 
 
 def test_gemini_dialect() -> None:
     body = GeminiModel("gemini-2.5-flash", api_key="unused").build_body(request(SCHEMA))
     schema = body["generationConfig"]["responseSchema"]
-    assert schema["properties"]["format"] == {
-        "anyOf": [{"enum": ["paper"]}, {"enum": ["ebook"]}]
-    }
-    assert schema["properties"]["tags"]["items"] == {
-        "type": "string"
-    }  # an unknown format dropped
+    assert schema["properties"]["format"] == {"anyOf": [{"enum": ["paper"]}, {"enum": ["ebook"]}]}
+    assert schema["properties"]["tags"]["items"] == {"type": "string"}  # an unknown format dropped
     assert schema["properties"]["title"] == {"type": "string", "maxLength": 80}
 
 
 def test_anthropic_dialect() -> None:
-    body = AnthropicModel("claude-sonnet-4-5", api_key="unused").build_body(
-        request(SCHEMA)
-    )
+    body = AnthropicModel("claude-sonnet-4-5", api_key="unused").build_body(request(SCHEMA))
     schema = body["output_config"]["format"]["schema"]
     assert schema["additionalProperties"] is False and schema["required"] == ["title"]
     assert schema["properties"]["title"] == {
         "type": "string",
         "description": "(maxLength: 80)",
     }
-    assert schema["properties"]["format"] == {
-        "anyOf": [{"const": "paper"}, {"const": "ebook"}]
-    }
+    assert schema["properties"]["format"] == {"anyOf": [{"const": "paper"}, {"const": "ebook"}]}
     assert schema["properties"]["tags"]["items"] == {
         "type": "string",
         "description": "(format: slug)",

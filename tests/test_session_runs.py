@@ -50,7 +50,9 @@ async def test_two_services_on_one_file_cannot_run_one_session_at_once(tmp_path)
         assert (await running).text == "done"
         assert (await second.run_to_result(user_id="u", session_id=session.id, content="3")).text == "done"
         stored = await second_service.get(app_name="a", user_id="u", session_id=session.id)
-        assert [e.content.text for e in stored.events if e.author == "user"] == ["1", "3"], "the refused run wrote nothing"
+        assert [e.content.text for e in stored.events if e.author == "user"] == ["1", "3"], (
+            "the refused run wrote nothing"
+        )
 
 
 async def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path) -> None:
@@ -61,11 +63,14 @@ async def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path) -> None:
     with sqlite3.connect(path) as raw:  # what a process killed mid-run leaves behind
         import socket
 
-        raw.execute("INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) VALUES (?, ?, ?, ?, ?, ?)",
-                    ("a", "u", session.id, "e-dead", int(dead.stdout), socket.gethostname()))
+        raw.execute(
+            "INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) VALUES (?, ?, ?, ?, ?, ?)",
+            ("a", "u", session.id, "e-dead", int(dead.stdout), socket.gethostname()),
+        )
     with SqliteSessionService(path) as service:
         result = await LlmAgent(name="a", model=ScriptedModel(["hello"])).run_async(
-            "hi", session_id=session.id, user_id="u", session_service=service)
+            "hi", session_id=session.id, user_id="u", session_service=service
+        )
     assert result.text == "hello"
 
 
@@ -77,8 +82,9 @@ async def test_a_claim_whose_pid_another_process_reused_is_taken_over(tmp_path) 
     try:
         assert claimant.stdout.readline() == b"in tool\n"  # it holds the session, inside its tool
         with SqliteSessionService(path) as service:
-            runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])),
-                            session_service=service)
+            runner = Runner(
+                app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])), session_service=service
+            )
             with pytest.raises(AdkError) as caught:  # while it lives, the session is its
                 await runner.run_to_result(user_id="u", session_id="s1", content="hi")
             message = caught.value.message
@@ -90,8 +96,9 @@ async def test_a_claim_whose_pid_another_process_reused_is_taken_over(tmp_path) 
     stranger = start_with_pid(claimant.pid, ["sleep", "60"])  # an unrelated process, with the claimant's pid
     try:
         with SqliteSessionService(path) as service:
-            runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])),
-                            session_service=service)
+            runner = Runner(
+                app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])), session_service=service
+            )
             result = await runner.run_to_result(user_id="u", session_id="s1", content="hi")
             assert result.text == "hello", "the session is usable again, with no manual step"
             stored = await service.get(app_name="a", user_id="u", session_id="s1")
@@ -123,8 +130,10 @@ async def test_a_claim_from_another_machine_is_refused_with_the_way_to_release_i
     with SqliteSessionService(path) as service:
         session = await service.create(app_name="a", user_id="u", session_id="s1")
         with sqlite3.connect(path) as raw:  # a run on another machine sharing the file (its pid means nothing here)
-            raw.execute("INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) "
-                        "VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')")
+            raw.execute(
+                "INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) "
+                "VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')"
+            )
         runner = Runner(app_name="a", agent=LlmAgent(name="a", model=ScriptedModel(["hello"])), session_service=service)
         with pytest.raises(AdkError) as caught:
             await runner.run_to_result(user_id="u", session_id=session.id, content="hi")

@@ -46,8 +46,12 @@ async def test_temp_values_never_reach_the_file(tmp_path):
     path = tmp_path / "sessions.db"
     with SqliteSessionService(path) as service:
         session = await service.create(app_name=APP, user_id="u1", state={"temp:init": "temp-initial-51c7"})
-        await service.append_event(session, Event("agent", actions=EventActions(
-            state_delta={"temp:token": "temp-value-9f3a", "kept": "kept-value-2b8e"})))
+        await service.append_event(
+            session,
+            Event(
+                "agent", actions=EventActions(state_delta={"temp:token": "temp-value-9f3a", "kept": "kept-value-2b8e"})
+            ),
+        )
         files = [p for p in tmp_path.iterdir() if p.name.startswith("sessions.db")]
         raw = b"".join(p.read_bytes() for p in files)  # main file and WAL while open
         assert b"kept-value-2b8e" in raw
@@ -64,8 +68,12 @@ async def test_event_and_state_are_one_transaction(tmp_path):
         with raw_db(path) as raw:  # make the last step of the transaction fail
             raw.execute("CREATE TRIGGER boom BEFORE INSERT ON user_states BEGIN SELECT RAISE(ABORT, 'boom'); END")
         with pytest.raises(AdkError) as info:
-            await service.append_event(session, Event("agent", Content.model("hi"), actions=EventActions(
-                state_delta={"n": 1, "app:a": 1, "user:u": 1})))
+            await service.append_event(
+                session,
+                Event(
+                    "agent", Content.model("hi"), actions=EventActions(state_delta={"n": 1, "app:a": 1, "user:u": 1})
+                ),
+            )
         assert info.value.component == "session"
     with SqliteSessionService(path) as service:
         got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
@@ -120,21 +128,46 @@ def damage(path: Path, sql: str) -> None:
 
 
 DAMAGED_ROWS = {
-    "truncated event JSON": ("UPDATE events SET data = substr(data, 1, length(data) / 2) WHERE seq = 2", "events.seq 2",
-                             "DELETE FROM events WHERE seq = 2"),
-    "an event that is a JSON list": ("UPDATE events SET data = '[1, 2]' WHERE seq = 1", "events.seq 1",
-                                     "DELETE FROM events WHERE seq = 1"),
-    "an event missing its keys": ("""UPDATE events SET data = '{"author": "user"}' WHERE seq = 1""", "events.seq 1",
-                                  "DELETE FROM events WHERE seq = 1"),
+    "truncated event JSON": (
+        "UPDATE events SET data = substr(data, 1, length(data) / 2) WHERE seq = 2",
+        "events.seq 2",
+        "DELETE FROM events WHERE seq = 2",
+    ),
+    "an event that is a JSON list": (
+        "UPDATE events SET data = '[1, 2]' WHERE seq = 1",
+        "events.seq 1",
+        "DELETE FROM events WHERE seq = 1",
+    ),
+    "an event missing its keys": (
+        """UPDATE events SET data = '{"author": "user"}' WHERE seq = 1""",
+        "events.seq 1",
+        "DELETE FROM events WHERE seq = 1",
+    ),
     "an event whose content has the wrong shape": (
         """UPDATE events SET data = json_set(data, '$.content.parts', json('[{"function_call": 5}]')) WHERE seq = 1""",
-        "events.seq 1", "DELETE FROM events WHERE seq = 1"),
-    "session state that is not JSON": ("UPDATE sessions SET state = 'not json'", "session state",
-                                       "UPDATE sessions SET state = '{}'"),
-    "session state that is a number": ("UPDATE sessions SET state = 5", "session state", "UPDATE sessions SET state = '{}'"),
-    "user state that is not JSON": ("UPDATE user_states SET state = '{\"user:x\": '", "user state",
-                                    "UPDATE user_states SET state = '{}'"),
-    "app state that is a list": ("UPDATE app_states SET state = '[]'", "app state", "UPDATE app_states SET state = '{}'"),
+        "events.seq 1",
+        "DELETE FROM events WHERE seq = 1",
+    ),
+    "session state that is not JSON": (
+        "UPDATE sessions SET state = 'not json'",
+        "session state",
+        "UPDATE sessions SET state = '{}'",
+    ),
+    "session state that is a number": (
+        "UPDATE sessions SET state = 5",
+        "session state",
+        "UPDATE sessions SET state = '{}'",
+    ),
+    "user state that is not JSON": (
+        "UPDATE user_states SET state = '{\"user:x\": '",
+        "user state",
+        "UPDATE user_states SET state = '{}'",
+    ),
+    "app state that is a list": (
+        "UPDATE app_states SET state = '[]'",
+        "app state",
+        "UPDATE app_states SET state = '{}'",
+    ),
 }
 
 
@@ -143,17 +176,21 @@ async def test_a_damaged_row_is_a_clear_error_naming_the_file_and_the_row(tmp_pa
     sql, row, fix = DAMAGED_ROWS[case]
     path = tmp_path / "sessions.db"
     with SqliteSessionService(path) as service:
-        session = await service.create(app_name=APP, user_id="u1", session_id="s1",
-                                       state={"n": 1, "user:x": 1, "app:y": 1})
+        session = await service.create(
+            app_name=APP, user_id="u1", session_id="s1", state={"n": 1, "user:x": 1, "app:y": 1}
+        )
         for event in rich_events()[:2]:
             await service.append_event(session, event)
     damage(path, sql)
     with SqliteSessionService(path) as service:
         reads = [service.get(app_name=APP, user_id="u1", session_id="s1")]
         if "state" in case:  # every read of the state row fails the same way, and so does a write to it
-            reads += [service.list(app_name=APP, user_id="u1"),
-                      service.append_event(session, Event("a", actions=EventActions(state_delta={
-                          "n": 2, "user:x": 2, "app:y": 2})))]
+            reads += [
+                service.list(app_name=APP, user_id="u1"),
+                service.append_event(
+                    session, Event("a", actions=EventActions(state_delta={"n": 2, "user:x": 2, "app:y": 2}))
+                ),
+            ]
             if "session" not in case:
                 reads.append(service.create(app_name=APP, user_id="u1", state={"user:x": 3, "app:y": 3}))
         for read in reads:
@@ -252,9 +289,11 @@ async def test_a_version_2_file_is_upgraded_in_place_and_its_claims_still_hold(t
         await service.create(app_name=APP, user_id="u1", session_id="kept")
     with raw_db(path) as raw:  # a version 2 file, claimed by a live process of this machine (pid 1)
         raw.execute("DROP TABLE session_runs")
-        raw.execute("CREATE TABLE session_runs (app_name TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL, "
-                    "run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, "
-                    "PRIMARY KEY (app_name, user_id, session_id))")
+        raw.execute(
+            "CREATE TABLE session_runs (app_name TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL, "
+            "run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, "
+            "PRIMARY KEY (app_name, user_id, session_id))"
+        )
         raw.execute("INSERT INTO session_runs VALUES (?, 'u1', 'kept', 'e-v2', 1, ?)", (APP, socket.gethostname()))
         raw.execute("PRAGMA user_version = 2")
     with SqliteSessionService(path) as service:
@@ -283,8 +322,10 @@ def test_threads_append_to_different_sessions_at_once(tmp_path):
             start.wait()
             for n in range(events_n):
                 delta = {"n": n, f"app:t{i}": n, f"user:t{i}": n}
-                await service.append_event(sessions[i], Event(f"agent{i}", Content.model(f"{i}-{n}"),
-                                                              actions=EventActions(state_delta=delta)))
+                await service.append_event(
+                    sessions[i], Event(f"agent{i}", Content.model(f"{i}-{n}"), actions=EventActions(state_delta=delta))
+                )
+
         try:
             asyncio.run(run())
         except BaseException as exc:  # noqa: BLE001 - reported below
@@ -303,8 +344,11 @@ def test_threads_append_to_different_sessions_at_once(tmp_path):
             got = asyncio.run(service.get(app_name=APP, user_id="u1", session_id=f"s{i}"))
             assert [e.text for e in got.events] == [f"{i}-{n}" for n in range(events_n)]
             last = events_n - 1
-            assert got.state == {"n": last, **{f"app:t{j}": last for j in range(threads_n)},
-                                 **{f"user:t{j}": last for j in range(threads_n)}}  # no lost update
+            assert got.state == {
+                "n": last,
+                **{f"app:t{j}": last for j in range(threads_n)},
+                **{f"user:t{j}": last for j in range(threads_n)},
+            }  # no lost update
     with raw_db(path) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []

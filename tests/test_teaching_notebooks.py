@@ -136,8 +136,11 @@ def test_every_notebook_is_a_readable_outputs_stripped_ipynb() -> None:
     No generator and no paired script beside them, so a review and a diff read the cells
     themselves; the file is as Jupyter writes it (nbformat), so saving it again changes nothing.
     """
-    ignored = [line.removeprefix("notebooks/") for line in (NOTEBOOKS.parent / ".gitignore").read_text().splitlines()
-               if line.startswith("notebooks/")]  # what running them writes: HTML exports, %%writefile files
+    ignored = [
+        line.removeprefix("notebooks/")
+        for line in (NOTEBOOKS.parent / ".gitignore").read_text().splitlines()
+        if line.startswith("notebooks/")
+    ]  # what running them writes: HTML exports, %%writefile files
     files = [p.name for p in NOTEBOOKS.iterdir() if not p.name.startswith(".")]
     sources = sorted(name for name in files if not any(fnmatch(name, pattern) for pattern in ignored))
     assert sources and all(name.endswith(".ipynb") for name in sources), sources
@@ -206,7 +209,7 @@ def test_02_several_tools_and_toolsets(nb02: nbformat.NotebookNode) -> None:
     first, second = cells(nb02, "%%chat assistant")
     assert "convert_units says: {'value': 6.21, 'unit': 'mi'}" in text(first)
     assert "get_weather says: {'temp': 22, 'city': 'Lima'" in text(second)
-    assert "['calculator', 'convert_units', 'get_weather']" in printed(cell(nb02, "print(\"the model was offered"))
+    assert "['calculator', 'convert_units', 'get_weather']" in printed(cell(nb02, 'print("the model was offered'))
     admin = text(cell(nb02, "%%chat toolbox_bot --user admin_ana"))
     assert "I can use: wx_get_weather, calculator, convert_units, cache_lookup" in admin
     assert "I can use: cache_lookup\n" in text(cell(nb02, "%%chat toolbox_bot --user bob")) + "\n"
@@ -274,9 +277,9 @@ def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width, height = 8, b"", 0, 0
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])[0] == zlib.crc32(kind + body)
         if kind == b"IHDR":
             width, height, depth, color = struct.unpack(">IIBB", body[:10])
             assert depth == 8 and color in (2, 6), (depth, color)  # RGB or RGBA (matplotlib's)
@@ -291,7 +294,7 @@ def check_pdf(data: bytes) -> None:
     """A PDF whose xref table points at its objects."""
     assert data.startswith(b"%PDF-1.") and data.rstrip().endswith(b"%%EOF")
     start = int(data.rsplit(b"startxref", 1)[1].split()[0])
-    assert data[start:start + 4] == b"xref"
+    assert data[start : start + 4] == b"xref"
     rows = data[start:].split(b"\n")[2:]
     offsets = [int(r.split()[0]) for r in rows if r.endswith(b" n ")]
     assert offsets
@@ -357,8 +360,9 @@ def test_03_built_responses_and_unreadable_media(nb03: nbformat.NotebookNode) ->
 def test_04_runs_and_its_errors_are_one_line(nb04: nbformat.NotebookNode) -> None:
     assert_only_lessons_fail(nb04)
     assert_one_line_error(cell(nb04, "%%chat concierge --new-session"), "uses {user_name}", "--state user_name=")
-    line = assert_one_line_error(cell(nb04, "%%chat bounded_agent"), "made 3 model calls without a final answer",
-                                 "max_iterations=3")
+    line = assert_one_line_error(
+        cell(nb04, "%%chat bounded_agent"), "made 3 model calls without a final answer", "max_iterations=3"
+    )
     assert error(cell(nb04, "%%chat bounded_agent")).ename == "ChatError", line
     assert text(cell(nb04, "%%chat bounded_agent")).count("tool get_forecast(") == 3
 
@@ -379,7 +383,8 @@ def test_04_output_schema_retries_until_valid(nb04: nbformat.NotebookNode) -> No
     assert t.count("Your answer does not match the required JSON schema") == 2
     assert "dates: Field required" in t
     assert "Entities(people=['John', 'Sarah'], locations=['Paris'], dates=['December 25th'])" in printed(
-        cell(nb04, "entities = Entities"))
+        cell(nb04, "entities = Entities")
+    )
 
 
 @notebook

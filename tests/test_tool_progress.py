@@ -45,7 +45,9 @@ async def test_a_big_chunk_is_cut_on_a_character_boundary() -> None:
         await ctx.emit_progress("stdout", "never shown")
         return {}
 
-    result = await LlmAgent(name="a", model=ScriptedModel([FunctionCall("shout", {}), "ok"]), tools=[shout]).run_async("go")
+    result = await LlmAgent(name="a", model=ScriptedModel([FunctionCall("shout", {}), "ok"]), tools=[shout]).run_async(
+        "go"
+    )
     chunks = [e.progress.chunk for e in result.events if e.progress is not None]
     assert chunks == ["é" * (MAX_CHUNK_BYTES // 2), TRUNCATED_MARKER]
 
@@ -78,7 +80,9 @@ async def test_a_slow_reader_loses_chunks_past_the_queue_bound_not_the_answer() 
             ctx.emit_progress("stdout", str(i))
         return {"ok": True}
 
-    result = await LlmAgent(name="a", model=ScriptedModel([FunctionCall("burst", {}), "fine"]), tools=[burst]).run_async("go")
+    result = await LlmAgent(
+        name="a", model=ScriptedModel([FunctionCall("burst", {}), "fine"]), tools=[burst]
+    ).run_async("go")
     chunks = [e.progress.chunk for e in result.events if e.progress is not None]
     assert chunks.count(TRUNCATED_MARKER) <= 1
     assert result.text == "fine"

@@ -114,36 +114,24 @@ def test_rows_follow_the_span_tree_and_bars_are_proportional_to_durations() -> N
     ]
     html = waterfall_html(sample_trace())
     bars = bars_of(html).bars
-    assert [b[0] for b in bars] == ["run", "agent", "model", "tool", "model"], (
-        "one bar per span, in tree order"
-    )
+    assert [b[0] for b in bars] == ["run", "agent", "model", "tool", "model"], "one bar per span, in tree order"
     durations = [10.0, 10.0, 2.0, 5.0, 3.0]
     for (_, _, width), duration in zip(bars, durations, strict=True):
         assert width == pytest.approx(duration / 10.0 * 100)
-    assert bars[3][1] + bars[3][2] == bars[4][1], (
-        "the second model call starts where the tool ended"
-    )
+    assert bars[3][1] + bars[3][2] == bars[4][1], "the second model call starts where the tool ended"
 
 
 def test_latency_tokens_cost_and_errors_are_shown_and_labels_escaped() -> None:
     html = waterfall_html(sample_trace())
     text = "".join(bars_of(html).text)
-    assert (
-        "2.0 s · 1,200 in · 30 out" in text
-        and "3.0 s · 1,300 in · 45 out · $0.0013" in text
-    )
+    assert "2.0 s · 1,200 in · 30 out" in text and "3.0 s · 1,300 in · 45 out · $0.0013" in text
     assert f"🔧 get_{PROBE}" in text and f"⚠ no city {PROBE}" in text
     assert "<script>" not in html and html.count("&lt;script&gt;") == 2
-    assert "var(--jp-error-color1" in html.split("adk-wf-bar")[4], (
-        "the failed tool's bar is red"
-    )
+    assert "var(--jp-error-color1" in html.split("adk-wf-bar")[4], "the failed tool's bar is red"
     plain = waterfall_text(sample_trace())
     lines = plain.splitlines()
     assert lines[0].startswith("bot ") and "█" * 30 in lines[0]
-    assert (
-        "    get_<script>" in lines[3]
-        and "|      ███████████████         |" in lines[3]
-    )
+    assert "    get_<script>" in lines[3] and "|      ███████████████         |" in lines[3]
     assert "⚠ no city <script>alert(1)</script>" in lines[4]
 
 
@@ -194,24 +182,14 @@ def weather_agent() -> LlmAgent:
                 Content(
                     "model",
                     [
-                        Part(
-                            function_call=FunctionCall(
-                                "get_weather", {"city": "Tokyo"}, id="c1"
-                            )
-                        ),
-                        Part(
-                            function_call=FunctionCall(
-                                "broken", {"city": PROBE}, id="c2"
-                            )
-                        ),
+                        Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"}, id="c1")),
+                        Part(function_call=FunctionCall("broken", {"city": PROBE}, id="c2")),
                     ],
                 ),
                 finish_reason="tool_calls",
                 usage=Usage(120, 10, 130),
             ),
-            LlmResponse(
-                Content.model("Sunny."), finish_reason="stop", usage=Usage(150, 4, 154)
-            ),
+            LlmResponse(Content.model("Sunny."), finish_reason="stop", usage=Usage(150, 4, 154)),
         ]
     )
     return LlmAgent(name="bot", model=model, tools=[get_weather, broken])
@@ -219,9 +197,7 @@ def weather_agent() -> LlmAgent:
 
 async def weather_run() -> Any:
     runner = Runner(app_name="bot", agent=weather_agent())
-    return await runner.run_to_result(
-        user_id="u", session_id=None, content=Content.user("Weather in Tokyo?")
-    )
+    return await runner.run_to_result(user_id="u", session_id=None, content=Content.user("Weather in Tokyo?"))
 
 
 async def test_a_real_run_folds_into_the_spans_the_runner_records() -> None:
@@ -254,12 +230,8 @@ async def test_a_real_run_folds_into_the_spans_the_runner_records() -> None:
     )
     assert weather["duration"] >= 0.05 and "error_type" not in weather
     assert failed["error_message"].endswith(f"no city {PROBE}")
-    assert recorded_rows[4].error is not None and recorded_rows[4].error.endswith(
-        f"no city {PROBE}"
-    )
-    assert answer["start"] >= weather["start"] + weather["duration"], (
-        "the answer follows the tool responses"
-    )
+    assert recorded_rows[4].error is not None and recorded_rows[4].error.endswith(f"no city {PROBE}")
+    assert answer["start"] >= weather["start"] + weather["duration"], "the answer follows the tool responses"
     assert float(rows[3].width) >= 0.05 / trace["duration"] * 100 - 0.01
     assert trace_of(result, "bot") == recorded, "a finished run: the runner's own trace"
 
@@ -267,9 +239,7 @@ async def test_a_real_run_folds_into_the_spans_the_runner_records() -> None:
 async def test_sub_agents_nest_in_the_waterfall_as_in_the_trace() -> None:
     from adk_notebook import SequentialAgent
 
-    research = LlmAgent(
-        name="research", model=ScriptedModel(["notes"]), output_key="notes"
-    )
+    research = LlmAgent(name="research", model=ScriptedModel(["notes"]), output_key="notes")
     writer = LlmAgent(name="writer", model=ScriptedModel(["draft"]))
     pipeline = SequentialAgent(name="pipeline", sub_agents=[research, writer])
     result = await Runner(app_name="p", agent=pipeline).run_to_result(
@@ -280,13 +250,8 @@ async def test_sub_agents_nest_in_the_waterfall_as_in_the_trace() -> None:
     assert [(r.depth, r.kind, r.name) for r in rows] == [
         (0, "run", "pipeline"), (1, "agent", "pipeline"), (2, "agent", "research"), (3, "model", "scripted"),
         (2, "agent", "writer"), (3, "model", "scripted")]  # fmt: skip
-    assert float(rows[4].left) >= float(rows[2].left) + float(rows[2].width) - 0.01, (
-        "writer runs after research"
-    )
-    assert all(
-        line.count("█") >= 1
-        for line in waterfall_text(result.trace.to_dict()).splitlines()
-    )
+    assert float(rows[4].left) >= float(rows[2].left) + float(rows[2].width) - 0.01, "writer runs after research"
+    assert all(line.count("█") >= 1 for line in waterfall_text(result.trace.to_dict()).splitlines())
 
 
 async def test_the_run_view_sends_spans_as_they_happen_and_saves_the_waterfall(
@@ -311,9 +276,7 @@ async def test_the_run_view_sends_spans_as_they_happen_and_saves_the_waterfall(
         c = comms[-1]
         ops = [op for m in c.custom() if m["type"] == "delta" for op in m["ops"]]
         kinds = [op[2]["kind"] for op in ops if op[0] == "span"]
-        assert kinds == ["agent", "model", "tool", "tool", "model"], (
-            "every span went live, in order"
-        )
+        assert kinds == ["agent", "model", "tool", "tool", "model"], "every span went live, in order"
         assert any(op[0] == "s" and "trace" in op[1] for op in ops)
         view.finish(result=result)
     state = c.updates()[-1]["state"]
@@ -325,11 +288,7 @@ async def test_the_run_view_sends_spans_as_they_happen_and_saves_the_waterfall(
     ]
     assert state["trace"]["duration"] is not None
     html = shown.outputs[-1].data["text/html"]
-    assert (
-        '<details class="adk-trace"' in html
-        and "🔧 get_weather" in html
-        and "&lt;script&gt;" in html
-    )
+    assert '<details class="adk-trace"' in html and "🔧 get_weather" in html and "&lt;script&gt;" in html
 
 
 # -- %adk trace --------------------------------------------------------------------------------
@@ -379,47 +338,26 @@ def test_adk_trace_draws_the_last_run_of_an_agent(ipython: Any) -> None:
         "tool",
         "model",
     ]
-    assert (
-        "120 in · 10 out" in shown.html
-        and "⚠ " in shown.html
-        and "&lt;script&gt;" in shown.html
-    )
+    assert "120 in · 10 out" in shown.html and "⚠ " in shown.html and "&lt;script&gt;" in shown.html
     last = ipython.run_line_magic("adk", "trace")
     assert last.text.startswith("Trace of other") and "get_weather" not in last.text
-    assert (
-        "nobody has not run in this notebook (agents that ran: bot, other)"
-        in line_error(ipython, "trace nobody")
-    )
+    assert "nobody has not run in this notebook (agents that ran: bot, other)" in line_error(ipython, "trace nobody")
     assert "--run picks a run from a file" in line_error(ipython, "trace bot --run 2")
 
 
 def test_adk_trace_draws_a_run_from_a_jsonl_file(ipython: Any, tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
-    other = span(
-        "run", 5.0, 1.0, [span("agent", 5.0, 1.0, agent="other")], agent="other"
-    )
-    runs.write_text(
-        "\n".join(json.dumps(t) for t in (sample_trace(), other, sample_trace())) + "\n"
-    )
+    other = span("run", 5.0, 1.0, [span("agent", 5.0, 1.0, agent="other")], agent="other")
+    runs.write_text("\n".join(json.dumps(t) for t in (sample_trace(), other, sample_trace())) + "\n")
     first = ipython.run_line_magic("adk", f"trace --file {runs} --run 1")
     assert first.text.startswith("Trace of bot (run 1 of 3 in runs.jsonl)")
     assert bars_of(first.html).bars == bars_of(waterfall_html(sample_trace())).bars
-    assert (
-        "(run 2 of 3"
-        in ipython.run_line_magic("adk", f"trace --file {runs} --run -2").text
-    )
+    assert "(run 2 of 3" in ipython.run_line_magic("adk", f"trace --file {runs} --run -2").text
     assert "(run 3 of 3" in ipython.run_line_magic("adk", f"trace --file {runs}").text
-    assert (
-        "(run 1 of 1"
-        in ipython.run_line_magic("adk", f"trace other --file {runs}").text
-    )
-    assert "it has 3 (1 to 3, or -1 for the last)" in line_error(
-        ipython, f"trace --file {runs} --run 4"
-    )
+    assert "(run 1 of 1" in ipython.run_line_magic("adk", f"trace other --file {runs}").text
+    assert "it has 3 (1 to 3, or -1 for the last)" in line_error(ipython, f"trace --file {runs} --run 4")
     assert "has no run of nobody" in line_error(ipython, f"trace nobody --file {runs}")
-    assert "there is no file" in line_error(
-        ipython, f"trace --file {tmp_path / 'missing.jsonl'}"
-    )
+    assert "there is no file" in line_error(ipython, f"trace --file {tmp_path / 'missing.jsonl'}")
     runs.write_text('{"name": "x"\n')
     assert "is not a trace" in line_error(ipython, f"trace --file {runs}")
 
@@ -436,9 +374,7 @@ console.log(JSON.stringify(traces.map(timelineRows)));
 def js_rows(tmp_path: Path, traces: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     import subprocess
 
-    (tmp_path / "timeline.mjs").write_text(
-        JS.read_text() + "\nexport { timelineRows };\n"
-    )
+    (tmp_path / "timeline.mjs").write_text(JS.read_text() + "\nexport { timelineRows };\n")
     (tmp_path / "rows.mjs").write_text(TIMELINE_HARNESS)
     proc = subprocess.run(
         ["node", str(tmp_path / "rows.mjs"), (tmp_path / "timeline.mjs").as_uri()],
@@ -490,9 +426,7 @@ def test_js_timeline_fills_as_the_run_goes_and_matches_the_saved_waterfall(
 
     events = full_run()
     initial, _, final, _ = tracked_run(events)
-    live = LiveTrace(
-        "bot"
-    )  # the same events folded by the live trace; its ops ride in the deltas
+    live = LiveTrace("bot")  # the same events folded by the live trace; its ops ride in the deltas
     steps: list[dict[str, Any]] = []
     for event in events:
         live.add(event)
@@ -507,9 +441,7 @@ def test_js_timeline_fills_as_the_run_goes_and_matches_the_saved_waterfall(
                 }
             )
     trace = live.finish(1.0)
-    steps.append(
-        {"custom": {"type": "delta", "seq": len(steps) + 1, "ops": live.take_ops()}}
-    )
+    steps.append({"custom": {"type": "delta", "seq": len(steps) + 1, "ops": live.take_ops()}})
     final = {**final, "trace": trace, "seq": len(steps)}
     half = len(steps) // 2
     run, saved = run_js(
@@ -529,16 +461,12 @@ def test_js_timeline_fills_as_the_run_goes_and_matches_the_saved_waterfall(
         ],
     )["views"]
     midway, from_deltas, after_final = run
-    assert 0 < len(midway["bars"]) < len(from_deltas["bars"]), (
-        "spans arrive while the run goes"
-    )
+    assert 0 < len(midway["bars"]) < len(from_deltas["bars"]), "spans arrive while the run goes"
     assert from_deltas["timeline"] == after_final["timeline"] == saved[0]["timeline"]
     assert from_deltas["bars"] == after_final["bars"] == saved[0]["bars"]
     saved_html = run_html(final)
     waterfall = bars_of(saved_html[saved_html.index('<details class="adk-trace"') :])
-    assert saved[0]["bars"] == [
-        f"left:{r.left}%;width:{r.width}%" for r in waterfall_rows(trace)
-    ]
+    assert saved[0]["bars"] == [f"left:{r.left}%;width:{r.width}%" for r in waterfall_rows(trace)]
     assert [
         (
             float(b.split("left:")[1].split("%")[0]),
@@ -546,15 +474,8 @@ def test_js_timeline_fills_as_the_run_goes_and_matches_the_saved_waterfall(
         )
         for b in saved[0]["bars"]
     ] == [(left, width) for _, left, width in waterfall.bars]
-    assert words(saved[0]["timeline"]) == words("".join(waterfall.text)).replace(
-        "⏱Timeline", "", 1
-    )
+    assert words(saved[0]["timeline"]) == words("".join(waterfall.text)).replace("⏱Timeline", "", 1)
     transcript_tab, timeline_tab = saved
-    assert (
-        "TranscriptTimeline" in transcript_tab["shown"]
-        and "🔧 render_chart" in transcript_tab["shown"]
-    )
+    assert "TranscriptTimeline" in transcript_tab["shown"] and "🔧 render_chart" in transcript_tab["shown"]
     assert words(timeline_tab["timeline"]) in words(timeline_tab["shown"])
-    assert "2 attempts" not in timeline_tab["shown"], (
-        "the Timeline tab hides the transcript"
-    )
+    assert "2 attempts" not in timeline_tab["shown"], "the Timeline tab hides the transcript"

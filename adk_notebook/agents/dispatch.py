@@ -92,13 +92,18 @@ class ToolDispatcher:
         yield Event(
             author=self.invocation.agent_name,
             invocation_id=self.invocation.invocation_id,
-            content=Content("tool", [
-                Part(function_response=FunctionResponse(call.name, r.response, call.id, r.parts))
-                for call, r in zip(calls, done, strict=True)
-            ]),
+            content=Content(
+                "tool",
+                [
+                    Part(function_response=FunctionResponse(call.name, r.response, call.id, r.parts))
+                    for call, r in zip(calls, done, strict=True)
+                ],
+            ),
             actions=actions,
             long_running_tool_ids=[
-                call.id for call in calls if call.id and (t := self.tools.get(call.name)) is not None and t.is_long_running
+                call.id
+                for call in calls
+                if call.id and (t := self.tools.get(call.name)) is not None and t.is_long_running
             ],
             tool_outcomes=[r.outcome for r in done],
         )
@@ -127,8 +132,9 @@ class ToolDispatcher:
             await run(i)
 
     async def _run_call(self, call: FunctionCall, actions: EventActions, channel: ProgressChannel) -> _Result:
-        span = self.invocation.span.child(f"execute_tool {call.name}", "tool", agent=self.invocation.agent_name,
-                                          tool=call.name, call_id=call.id)
+        span = self.invocation.span.child(
+            f"execute_tool {call.name}", "tool", agent=self.invocation.agent_name, tool=call.name, call_id=call.id
+        )
         try:
             result = await self._call(call, actions, channel, span)
         except BaseException as exc:
@@ -149,7 +155,9 @@ class ToolDispatcher:
             args = tool.validate_args(call.args)
         except BaseException as exc:  # noqa: BLE001 - whatever a validator raises, the model hears it
             detail = _describe(_reportable(exc))
-            return _refused(call, {"error": f"Invalid arguments for tool {call.name!r}: {detail}", "code": "invalid_arguments"})
+            return _refused(
+                call, {"error": f"Invalid arguments for tool {call.name!r}: {detail}", "code": "invalid_arguments"}
+            )
         state = _CallState(self.invocation.session.state, actions.state_delta)
         ctx = ToolContext(self.invocation, call.id or "", call.name, actions, channel, state=state)
         ctx.span = span  # whatever runs inside the tool (an AgentTool's agent) records its spans under it
@@ -163,7 +171,9 @@ class ToolDispatcher:
             span.fail(type(result.error).__name__, result.outcome.error)
         return result
 
-    async def _answer(self, call: FunctionCall, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float) -> _Result:
+    async def _answer(
+        self, call: FunctionCall, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float
+    ) -> _Result:
         error: BaseException | None = None
         attempt = 1
         parts: list[Part] = []
@@ -182,10 +192,20 @@ class ToolDispatcher:
                 else:
                     response = response if response is not None else _error_response(tool.name, error)
                     if failed is not None:
-                        response = {**response, "error": f"{response['error']} (and on_tool_error raised {_describe(failed)})"}
-        outcome = ToolOutcome(call.id or "", call.name, call.args, error is None, time.perf_counter() - started,
-                              None if error is None else _describe(error), attempt,
-                              None if error is None else user_traceback(error))
+                        response = {
+                            **response,
+                            "error": f"{response['error']} (and on_tool_error raised {_describe(failed)})",
+                        }
+        outcome = ToolOutcome(
+            call.id or "",
+            call.name,
+            call.args,
+            error is None,
+            time.perf_counter() - started,
+            None if error is None else _describe(error),
+            attempt,
+            None if error is None else user_traceback(error),
+        )
         ctx.tool_outcome = outcome
         replaced, failed = await _hook(self.after_tool, ctx, tool, args, response)
         if failed is not None:  # the callback may have been meant to filter the result: withhold it
@@ -231,14 +251,19 @@ class ToolDispatcher:
             available = ", ".join(sorted(self.tools)) or "none"
             return {"error": f"Unknown tool {call.name!r}. Available tools: {available}.", "code": "unknown_tool"}
         if not isinstance(call.args, dict):
-            return {"error": f"The arguments for tool {call.name!r} must be a JSON object, not "
-                             f"{type(call.args).__name__}.", "code": "invalid_arguments"}
+            return {
+                "error": f"The arguments for tool {call.name!r} must be a JSON object, not {type(call.args).__name__}.",
+                "code": "invalid_arguments",
+            }
         if INVALID_ARGUMENTS_KEY in call.args:  # the provider could not parse the arguments
             return {"error": str(call.args[INVALID_ARGUMENTS_KEY]), "code": "invalid_arguments"}
         missing = [s for s in tool.required_scopes if s not in self.invocation.run_config.scopes]
         if missing:
-            return {"error": f"missing required scopes: {', '.join(missing)}", "code": "missing_scopes",
-                    "category": "forbidden"}
+            return {
+                "error": f"missing required scopes: {', '.join(missing)}",
+                "code": "missing_scopes",
+                "category": "forbidden",
+            }
         threshold = self.policy.circuit_breaker_threshold
         failures = self.consecutive_failures.get(tool.name, 0)
         if threshold is not None and failures >= threshold:
@@ -324,8 +349,10 @@ async def _hook(chain: CallbackChain, *args: Any) -> tuple[Any, BaseException | 
 
 
 def _hook_failed(name: str, tool_name: str, error: BaseException, consequence: str) -> dict[str, Any]:
-    return {"error": f"The {name} of tool {tool_name!r} raised {_describe(error)}; {consequence}.",
-            "code": "callback_error"}
+    return {
+        "error": f"The {name} of tool {tool_name!r} raised {_describe(error)}; {consequence}.",
+        "code": "callback_error",
+    }
 
 
 def _timed_out(tool_name: str, limit: float | None) -> AdkError:

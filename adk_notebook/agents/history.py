@@ -19,17 +19,10 @@ __all__ = ["conversation", "in_branch"]
 
 def in_branch(event_branch: str, branch: str) -> bool:
     """Whether an event of `event_branch` is visible from `branch` (its own, an ancestor's, or no branch)."""
-    return (
-        not branch
-        or not event_branch
-        or branch == event_branch
-        or branch.startswith(event_branch + ".")
-    )
+    return not branch or not event_branch or branch == event_branch or branch.startswith(event_branch + ".")
 
 
-def conversation(
-    events: Iterable[Event], agent_name: str, branch: str
-) -> list[Content]:
+def conversation(events: Iterable[Event], agent_name: str, branch: str) -> list[Content]:
     contents = []
     for event in events:
         content = event.content
@@ -54,18 +47,10 @@ def _as_context(author: str, content: Content) -> Content | None:
             parts.append(Part(text=f"[{author}] said: {part.text}"))
         elif part.function_call is not None:
             call = part.function_call
-            parts.append(
-                Part(
-                    text=f"[{author}] called tool `{call.name}` with parameters: {_json(call.args)}"
-                )
-            )
+            parts.append(Part(text=f"[{author}] called tool `{call.name}` with parameters: {_json(call.args)}"))
         elif part.function_response is not None:
             response = part.function_response
-            parts.append(
-                Part(
-                    text=f"[{author}] `{response.name}` tool returned result: {_json(response.response)}"
-                )
-            )
+            parts.append(Part(text=f"[{author}] `{response.name}` tool returned result: {_json(response.response)}"))
         else:
             parts.append(part)
     if not parts:

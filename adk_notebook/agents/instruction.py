@@ -46,7 +46,9 @@ async def render_instruction(
     return "".join(pieces)
 
 
-async def _fill(match: re.Match[str], state: Mapping[str, Any], agent_name: str, load_artifact: ArtifactLoader | None) -> str:
+async def _fill(
+    match: re.Match[str], state: Mapping[str, Any], agent_name: str, load_artifact: ArtifactLoader | None
+) -> str:
     key = match.group(1).strip()
     optional = key.endswith("?")
     if optional:

@@ -154,8 +154,9 @@ class LlmAgent(Agent):
         self.global_instruction = global_instruction
         # Built-in tools (GoogleSearch(), ...) run at the provider: declared, never dispatched.
         self.builtin_tools: list[BuiltinTool] = [t for t in tools if isinstance(t, BuiltinTool)]
-        self.tools: list[Tool] = [t if isinstance(t, Tool) else FunctionTool.from_function(t)
-                                  for t in tools if not isinstance(t, BuiltinTool)]
+        self.tools: list[Tool] = [
+            t if isinstance(t, Tool) else FunctionTool.from_function(t) for t in tools if not isinstance(t, BuiltinTool)
+        ]
         self.toolsets = list(toolsets)
         self.output_schema = output_schema
         self._output = _output_schema(output_schema)
@@ -215,8 +216,11 @@ class LlmAgent(Agent):
                         if response.partial:
                             yield chunk(name, mend(response.content), invocation_id)
                     if response is None or response.partial:
-                        raise AdkError.model(f"Model {model.name!r} ended its answer without a complete response.",
-                                             code="no_response", category="unavailable")
+                        raise AdkError.model(
+                            f"Model {model.name!r} ended its answer without a complete response.",
+                            code="no_response",
+                            category="unavailable",
+                        )
                 if after_model:
                     response = await after_model(cb_ctx, response) or response
             except BaseException as exc:
@@ -254,9 +258,21 @@ class LlmAgent(Agent):
                     category="invalid_input",
                 )
             schema_retries += 1
-            yield self._event(ctx, Content("user", [Part(text=(
-                f"Your answer does not match the required JSON schema: {problem}. "
-                "Reply again with only the corrected JSON object."))]), metadata={"kind": "output_schema_retry"})
+            yield self._event(
+                ctx,
+                Content(
+                    "user",
+                    [
+                        Part(
+                            text=(
+                                f"Your answer does not match the required JSON schema: {problem}. "
+                                "Reply again with only the corrected JSON object."
+                            )
+                        )
+                    ],
+                ),
+                metadata={"kind": "output_schema_retry"},
+            )
         else:
             raise self._out_of_iterations(ctx, limit)
 
@@ -287,8 +303,9 @@ class LlmAgent(Agent):
             config.response_mime_type = "application/json"
         system = "\n\n".join(p for p in parts if p)
         declarations = [t.declaration() for t in tools.values()]
-        return LlmRequest(model_name, self._contents(ctx), system or None, declarations, config,
-                          list(self.builtin_tools))
+        return LlmRequest(
+            model_name, self._contents(ctx), system or None, declarations, config, list(self.builtin_tools)
+        )
 
     # -- the steps' parts ----------------------------------------------------------------------
     def _model_call_limit(self, ctx: InvocationContext) -> int:
@@ -353,8 +370,14 @@ class LlmAgent(Agent):
             tool = tools.get(call.name)
             if tool is not None and tool.is_long_running:
                 pending.append(call.id)
-        event = self._event(ctx, content, actions=actions, turn_complete=response.turn_complete, usage=response.usage,
-                            long_running_tool_ids=pending)
+        event = self._event(
+            ctx,
+            content,
+            actions=actions,
+            turn_complete=response.turn_complete,
+            usage=response.usage,
+            long_running_tool_ids=pending,
+        )
         if response.finish_reason:
             event.metadata["finish_reason"] = response.finish_reason
         if response.grounding:

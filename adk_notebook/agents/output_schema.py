@@ -48,9 +48,8 @@ class OutputSchema:
 
     def instruction(self) -> str:
         """The line added to the system instruction, for providers that do not enforce schemas."""
-        return (
-            "Reply with only a JSON object (no prose, no code fences) that matches this JSON schema:\n"
-            + json.dumps(self.json_schema, ensure_ascii=False)
+        return "Reply with only a JSON object (no prose, no code fences) that matches this JSON schema:\n" + json.dumps(
+            self.json_schema, ensure_ascii=False
         )
 
     def validate(self, text: str) -> Any:
@@ -71,7 +70,8 @@ class OutputSchema:
                 return self.model.model_validate_json(raw)
             except ValidationError as exc:
                 problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors(include_url=False)
+                    f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+                    for e in exc.errors(include_url=False)
                 )
                 raise ValueError(problems) from None
         assert self._check is not None  # a dict schema

@@ -42,9 +42,7 @@ def transfer_targets(agent: Agent) -> dict[str, Agent]:
         if not getattr(agent, "disallow_transfer_to_parent", False):
             targets[parent.name] = parent
         if not getattr(agent, "disallow_transfer_to_peers", False):
-            targets.update(
-                (peer.name, peer) for peer in parent.sub_agents if peer is not agent
-            )
+            targets.update((peer.name, peer) for peer in parent.sub_agents if peer is not agent)
     return targets
 
 
@@ -54,10 +52,7 @@ class TransferToAgentTool(Tool):
     def __init__(self, targets: dict[str, Agent]) -> None:
         self.name = TRANSFER_TOOL_NAME
         self.targets = targets
-        listing = "\n".join(
-            f"- {name}: {a.description or 'no description'}"
-            for name, a in targets.items()
-        )
+        listing = "\n".join(f"- {name}: {a.description or 'no description'}" for name, a in targets.items())
         self.description = (
             "Hand the conversation to another agent when it is better suited to answer. "
             f"The agents you may transfer to:\n{listing}"
@@ -87,9 +82,7 @@ class TransferToAgentTool(Tool):
         return {"transferred_to": name}
 
 
-async def transfer(
-    source: Agent, target_name: str, ctx: InvocationContext
-) -> AsyncGenerator[Event, None]:
+async def transfer(source: Agent, target_name: str, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
     """Run the agent `source` transferred to, at once and in the same invocation."""
     target = transfer_targets(source).get(target_name)
     if target is None:  # set by hand in a callback: the same check the tool makes
@@ -115,9 +108,7 @@ class ExitLoopTool(Tool):
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         ctx.actions.escalate = True
-        ctx.actions.skip_summarization = (
-            True  # the caller ends its turn here: nothing to summarize
-        )
+        ctx.actions.skip_summarization = True  # the caller ends its turn here: nothing to summarize
         return {}
 
 

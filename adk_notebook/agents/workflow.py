@@ -72,9 +72,7 @@ class _Workflow(Agent):
 class SequentialAgent(_Workflow):
     """Runs its sub-agents one after another; each sees what the ones before it did."""
 
-    async def run_invocation(
-        self, ctx: InvocationContext
-    ) -> AsyncGenerator[Event, None]:
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         for agent in self.sub_agents:
             async with aclosing(agent.invoke(ctx)) as events:
                 async for event in events:
@@ -94,19 +92,13 @@ class LoopAgent(_Workflow):
         self.max_iterations = _checked_max_iterations(self.name, max_iterations)
         return self
 
-    async def run_invocation(
-        self, ctx: InvocationContext
-    ) -> AsyncGenerator[Event, None]:
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         for _ in _rounds(self.max_iterations):
             for agent in self.sub_agents:
                 escalated = False
                 async with aclosing(agent.invoke(ctx)) as events:
                     async for event in events:
-                        if (
-                            not event.partial
-                            and event.actions.escalate
-                            and _ENDED_LOOP not in event.metadata
-                        ):
+                        if not event.partial and event.actions.escalate and _ENDED_LOOP not in event.metadata:
                             # this loop takes it; outer ones do not
                             event.metadata[_ENDED_LOOP] = self.name
                             escalated = True
@@ -122,13 +114,8 @@ class ParallelAgent(_Workflow):
     and one warning event names the key and both branches.
     """
 
-    async def run_invocation(
-        self, ctx: InvocationContext
-    ) -> AsyncGenerator[Event, None]:
-        branches = [
-            (agent, replace(ctx, branch=_branch(ctx, self.name, agent.name)))
-            for agent in self.sub_agents
-        ]
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        branches = [(agent, replace(ctx, branch=_branch(ctx, self.name, agent.name))) for agent in self.sub_agents]
         writers: dict[str, str] = {}
         warned: set[str] = set()
         async with aclosing(run_concurrently(branches)) as events:
@@ -188,9 +175,7 @@ class MapAgent(Agent):
     def __repr__(self) -> str:
         return f"MapAgent(name={self.name!r}, sub_agent={self.sub_agent.name!r}, items_key={self.items_key!r})"
 
-    async def run_invocation(
-        self, ctx: InvocationContext
-    ) -> AsyncGenerator[Event, None]:
+    async def run_invocation(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         items = ctx.session.state.get(self.items_key)
         if not isinstance(items, list | tuple):
             raise AdkError.agent(
@@ -200,23 +185,16 @@ class MapAgent(Agent):
                 category="invalid_input",
             )
         branches = [
-            (self.sub_agent, _with_item(ctx, _branch(ctx, self.name, str(i)), item))
-            for i, item in enumerate(items)
+            (self.sub_agent, _with_item(ctx, _branch(ctx, self.name, str(i)), item)) for i, item in enumerate(items)
         ]
         answers: dict[str, Any] = {}
         depth = len(branches[0][1].branch.split(".")) if branches else 0
         async with aclosing(run_concurrently(branches, self.max_concurrency)) as events:
             async for event in events:
-                if (
-                    not event.partial
-                    and event.content is not None
-                    and event.is_final_response()
-                ):
+                if not event.partial and event.content is not None and event.is_final_response():
                     # the item's branch, also for answers from deeper inside a workflow sub-agent
                     item_branch = ".".join(event.branch.split(".")[:depth])
-                    answers[item_branch] = (
-                        event.output if event.output is not None else event.text
-                    )
+                    answers[item_branch] = event.output if event.output is not None else event.text
                 yield event
         results = [answers.get(bctx.branch) for _, bctx in branches]
         yield Event(
@@ -237,9 +215,7 @@ async def run_concurrently(
     failure cancels the others and is raised here.
     """
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | asyncio.Task[None]] = (
-        asyncio.Queue()
-    )
+    queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | asyncio.Task[None]] = asyncio.Queue()
     gate = asyncio.Semaphore(limit) if limit is not None else None
 
     async def run(agent: Agent, ctx: InvocationContext) -> None:

@@ -181,7 +181,9 @@ class CallbackContext(ReadonlyContext):
 
     async def list_artifacts(self) -> list[str]:
         inv = self._invocation
-        return await self._artifact_service().list_keys(app_name=inv.app_name, user_id=inv.user_id, session_id=inv.session_id)
+        return await self._artifact_service().list_keys(
+            app_name=inv.app_name, user_id=inv.user_id, session_id=inv.session_id
+        )
 
     def _artifact_service(self) -> BaseArtifactService:
         service = self._invocation.artifact_service

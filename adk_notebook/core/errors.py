@@ -78,7 +78,10 @@ class AdkError(Exception):
         return f"AdkError({self.component!r}, {self.category.value!r}, {self.code!r}, {self.message!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self.component, self.category.value, self.code, self.message, self.retry_after, self.details))
+        return (
+            _rebuild,
+            (self.component, self.category.value, self.code, self.message, self.retry_after, self.details),
+        )
 
     def is_retryable(self) -> bool:
         """Whether the same call may succeed if tried again.
@@ -100,29 +103,55 @@ class AdkError(Exception):
 
     # Short forms, one per component, as in adk-rust's `AdkError::Tool(...)`.
     @classmethod
-    def agent(cls, message: str, *, code: ErrorCode | str = ErrorCode.AGENT_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
+    def agent(
+        cls, message: str, *, code: ErrorCode | str = ErrorCode.AGENT_ERROR, category: ErrorCategory | str = "internal"
+    ) -> AdkError:
         return cls("agent", category, code, message)
 
     @classmethod
-    def tool(cls, message: str, *, code: ErrorCode | str = ErrorCode.TOOL_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
+    def tool(
+        cls, message: str, *, code: ErrorCode | str = ErrorCode.TOOL_ERROR, category: ErrorCategory | str = "internal"
+    ) -> AdkError:
         return cls("tool", category, code, message)
 
     @classmethod
-    def model(cls, message: str, *, code: ErrorCode | str = ErrorCode.MODEL_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
+    def model(
+        cls, message: str, *, code: ErrorCode | str = ErrorCode.MODEL_ERROR, category: ErrorCategory | str = "internal"
+    ) -> AdkError:
         return cls("model", category, code, message)
 
     @classmethod
-    def session(cls, message: str, *, code: ErrorCode | str = ErrorCode.SESSION_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
+    def session(
+        cls,
+        message: str,
+        *,
+        code: ErrorCode | str = ErrorCode.SESSION_ERROR,
+        category: ErrorCategory | str = "internal",
+    ) -> AdkError:
         return cls("session", category, code, message)
 
     @classmethod
-    def artifact(cls, message: str, *, code: ErrorCode | str = ErrorCode.ARTIFACT_ERROR, category: ErrorCategory | str = "internal") -> AdkError:
+    def artifact(
+        cls,
+        message: str,
+        *,
+        code: ErrorCode | str = ErrorCode.ARTIFACT_ERROR,
+        category: ErrorCategory | str = "internal",
+    ) -> AdkError:
         return cls("artifact", category, code, message)
 
     @classmethod
-    def config(cls, message: str, *, code: ErrorCode | str = ErrorCode.CONFIG_ERROR, category: ErrorCategory | str = "invalid_input") -> AdkError:
+    def config(
+        cls,
+        message: str,
+        *,
+        code: ErrorCode | str = ErrorCode.CONFIG_ERROR,
+        category: ErrorCategory | str = "invalid_input",
+    ) -> AdkError:
         return cls("config", category, code, message)
 
 
-def _rebuild(component: str, category: str, code: str, message: str, retry_after: float | None, details: dict[str, Any]) -> AdkError:
+def _rebuild(
+    component: str, category: str, code: str, message: str, retry_after: float | None, details: dict[str, Any]
+) -> AdkError:
     return AdkError(component, category, code, message, retry_after=retry_after, details=details)

@@ -110,8 +110,15 @@ class ToolOutcome:
     traceback: str | None = None  # where a tool that raised raised: the tool's own frames (the model never sees it)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"call_id": self.call_id, "tool_name": self.tool_name, "args": self.args, "success": self.success,
-                "duration": self.duration, "error": self.error, "attempt": self.attempt}
+        data = {
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "args": self.args,
+            "success": self.success,
+            "duration": self.duration,
+            "error": self.error,
+            "attempt": self.attempt,
+        }
         if self.traceback is not None:
             data["traceback"] = self.traceback
         return data
@@ -146,8 +153,24 @@ class Event:
     its containers (`actions`, `metadata`, ...) are created when first read.
     """
 
-    __slots__ = ("author", "branch", "content", "invocation_id", "timestamp", "partial", "turn_complete", "usage", "error",
-                 "progress", "output", "_id", "_actions", "_long_running_tool_ids", "_metadata", "_tool_outcomes")
+    __slots__ = (
+        "author",
+        "branch",
+        "content",
+        "invocation_id",
+        "timestamp",
+        "partial",
+        "turn_complete",
+        "usage",
+        "error",
+        "progress",
+        "output",
+        "_id",
+        "_actions",
+        "_long_running_tool_ids",
+        "_metadata",
+        "_tool_outcomes",
+    )
 
     def __init__(
         self,
@@ -187,8 +210,9 @@ class Event:
         self._tool_outcomes = tool_outcomes
 
     @classmethod
-    def chunk(cls, author: str, content: Content | None, invocation_id: str,
-              progress: ToolProgress | None = None) -> Event:
+    def chunk(
+        cls, author: str, content: Content | None, invocation_id: str, progress: ToolProgress | None = None
+    ) -> Event:
         """A partial event: a streamed piece of an answer, or a line of tool progress.
 
         The same as `Event(author, content, invocation_id, partial=True, progress=progress)`,
@@ -208,8 +232,24 @@ class Event:
     metadata: dict[str, Any] = _made_on_first_use("_metadata", dict)  # type: ignore[assignment]  # a descriptor: reads give this type
     tool_outcomes: list[ToolOutcome] = _made_on_first_use("_tool_outcomes", list)  # type: ignore[assignment]  # a descriptor: reads give this type
 
-    _FIELDS = ("author", "branch", "content", "invocation_id", "id", "timestamp", "partial", "turn_complete", "actions",
-               "long_running_tool_ids", "usage", "error", "metadata", "progress", "tool_outcomes", "output")
+    _FIELDS = (
+        "author",
+        "branch",
+        "content",
+        "invocation_id",
+        "id",
+        "timestamp",
+        "partial",
+        "turn_complete",
+        "actions",
+        "long_running_tool_ids",
+        "usage",
+        "error",
+        "metadata",
+        "progress",
+        "tool_outcomes",
+        "output",
+    )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Event):
@@ -271,8 +311,11 @@ class Event:
         if self.branch:
             data["branch"] = self.branch
         if self.usage is not None:
-            data["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens,
-                             "total_tokens": self.usage.total_tokens}
+            data["usage"] = {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "total_tokens": self.usage.total_tokens,
+            }
             if self.usage.thoughts_tokens:
                 data["usage"]["thoughts_tokens"] = self.usage.thoughts_tokens
         if self.tool_outcomes:

@@ -86,9 +86,7 @@ class Span:
     invocation_id: str | None = None
     session_id: str | None = None
     children: list[Span] = field(default_factory=list)
-    _clock: float = field(
-        default_factory=time.perf_counter, repr=False
-    )  # monotonic start, for the duration
+    _clock: float = field(default_factory=time.perf_counter, repr=False)  # monotonic start, for the duration
 
     @property
     def end(self) -> float | None:
@@ -171,10 +169,7 @@ class ModelPrice:
     output_per_million: float
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (
-            input_tokens * self.input_per_million
-            + output_tokens * self.output_per_million
-        ) / 1_000_000
+        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
 
 
 def price_of(prices: Mapping[str, ModelPrice], model: str) -> ModelPrice | None:

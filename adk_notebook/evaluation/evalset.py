@@ -45,9 +45,7 @@ DEFAULT_CRITERIA: dict[str, Any] = {
 class _Model(BaseModel):
     """google-adk's EvalBaseModel (camelCase accepted too), plus: unknown fields are kept."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow"
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
 
 class ToolUse(_Model):
@@ -101,12 +99,7 @@ class IntermediateData(_Model):
         """The calls in order, from whichever shape the file used."""
         if not self.invocation_events:
             return self.tool_uses
-        parts = (
-            p
-            for e in self.invocation_events
-            if e.content is not None
-            for p in e.content.parts
-        )
+        parts = (p for e in self.invocation_events if e.content is not None for p in e.content.parts)
         return [p.function_call for p in parts if p.function_call is not None]
 
 
@@ -130,9 +123,7 @@ class Invocation(_Model):
         return cls(
             invocation_id=str(uuid.uuid4()),
             user_content=EvalContent.from_text(user, "user"),
-            final_response=None
-            if response is None
-            else EvalContent.from_text(response, "model"),
+            final_response=None if response is None else EvalContent.from_text(response, "model"),
             intermediate_data=IntermediateData(tool_uses=tool_uses or []),
             creation_timestamp=time.time(),
         )
@@ -147,11 +138,7 @@ class Invocation(_Model):
 
     @property
     def tool_uses(self) -> list[ToolUse]:
-        return (
-            self.intermediate_data.tool_calls
-            if self.intermediate_data is not None
-            else []
-        )
+        return self.intermediate_data.tool_calls if self.intermediate_data is not None else []
 
 
 class SessionInput(_Model):
@@ -183,9 +170,7 @@ class EvalSet(_Model):
     description: str | None = None
     eval_cases: list[EvalCase] = Field(default_factory=list)
     creation_timestamp: float = 0.0
-    _criteria: dict[str, Any] = PrivateAttr(
-        default_factory=lambda: dict(DEFAULT_CRITERIA)
-    )
+    _criteria: dict[str, Any] = PrivateAttr(default_factory=lambda: dict(DEFAULT_CRITERIA))
 
     @property
     def criteria(self) -> dict[str, Any]:
@@ -198,25 +183,17 @@ class EvalSet(_Model):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise _error(
-                f"cannot read the eval set {str(path)!r}: {exc.strerror or exc}."
-            ) from exc
+            raise _error(f"cannot read the eval set {str(path)!r}: {exc.strerror or exc}.") from exc
         except json.JSONDecodeError as exc:
             raise _error(f"{str(path)!r} is not JSON: {exc}.") from exc
         try:
-            evalset = (
-                _from_old_format(data, path)
-                if isinstance(data, list)
-                else cls.model_validate(data)
-            )
+            evalset = _from_old_format(data, path) if isinstance(data, list) else cls.model_validate(data)
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(to_snake(p) if isinstance(p, str) else str(p) for p in e['loc'])}: {e['msg']}"
                 for e in exc.errors(include_url=False)[:5]
             )
-            raise _error(
-                f"{str(path)!r} is not a valid google-adk eval set: {problems}."
-            ) from exc
+            raise _error(f"{str(path)!r} is not a valid google-adk eval set: {problems}.") from exc
         except (KeyError, TypeError, AttributeError) as exc:
             raise _error(
                 f"{str(path)!r} is neither google-adk's EvalSet shape nor its older .test.json list: {exc}"
@@ -228,16 +205,12 @@ class EvalSet(_Model):
         """Write the set in google-adk's EvalSet shape (what `adk eval` and AgentEvaluator read)."""
         path = Path(path)
         data = self.model_dump(mode="json", exclude_unset=True)
-        path.write_text(
-            json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return path
 
     def add_case(self, case: EvalCase) -> None:
         """Append a case, replacing one with the same `eval_id`."""
-        self.eval_cases = [c for c in self.eval_cases if c.eval_id != case.eval_id] + [
-            case
-        ]
+        self.eval_cases = [c for c in self.eval_cases if c.eval_id != case.eval_id] + [case]
 
 
 def load_criteria(config: Path) -> dict[str, Any]:
@@ -249,9 +222,7 @@ def load_criteria(config: Path) -> dict[str, Any]:
     except (json.JSONDecodeError, AttributeError) as exc:
         raise _error(f"{str(config)!r} is not a JSON object: {exc}.") from exc
     if not isinstance(criteria, dict):
-        raise _error(
-            f'{str(config)!r} needs a "criteria" object, e.g. {{"criteria": {DEFAULT_CRITERIA}}}.'
-        )
+        raise _error(f'{str(config)!r} needs a "criteria" object, e.g. {{"criteria": {DEFAULT_CRITERIA}}}.')
     return criteria
 
 
@@ -261,19 +232,12 @@ def _from_old_format(turns: list[dict[str, Any]], path: Path) -> EvalSet:
         Invocation.build(
             turn["query"],
             turn.get("reference", ""),
-            [
-                ToolUse(name=t["tool_name"], args=t.get("tool_input") or {})
-                for t in turn.get("expected_tool_use", [])
-            ],
+            [ToolUse(name=t["tool_name"], args=t.get("tool_input") or {}) for t in turn.get("expected_tool_use", [])],
         )
         for turn in turns
     ]
-    case = EvalCase(
-        eval_id=str(path), conversation=conversation, creation_timestamp=time.time()
-    )
-    return EvalSet(
-        eval_set_id=str(uuid.uuid4()), eval_cases=[case], creation_timestamp=time.time()
-    )
+    case = EvalCase(eval_id=str(path), conversation=conversation, creation_timestamp=time.time())
+    return EvalSet(eval_set_id=str(uuid.uuid4()), eval_cases=[case], creation_timestamp=time.time())
 
 
 def _error(message: str) -> AdkError:

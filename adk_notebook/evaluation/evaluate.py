@@ -78,8 +78,7 @@ async def evaluate(
     if not isinstance(evalset, EvalSet):
         evalset = EvalSet.load(evalset)
     custom: dict[str, Metric] = {
-        name: m if isinstance(m, Metric) else CustomMetric(name, m)
-        for name, m in (metrics or {}).items()
+        name: m if isinstance(m, Metric) else CustomMetric(name, m) for name, m in (metrics or {}).items()
     }
     chosen = dict(evalset.criteria if criteria is None else criteria)
     unjudged = sorted(set(custom) - set(chosen))
@@ -90,9 +89,7 @@ async def evaluate(
             "missing_threshold",
             f"metrics {unjudged} have no threshold: add them to criteria, e.g. {{{unjudged[0]!r}: 0.5}}.",
         )
-    scorers = [
-        metric_from_criterion(name, value, custom) for name, value in chosen.items()
-    ]
+    scorers = [metric_from_criterion(name, value, custom) for name, value in chosen.items()]
     runs = await map_agent(
         agent,
         run_case,
@@ -104,10 +101,7 @@ async def evaluate(
         ray_options=ray_options,
     )
     cases = await asyncio.gather(
-        *(
-            _score(case, run, scorers)
-            for case, run in zip(evalset.eval_cases, runs, strict=True)
-        )
+        *(_score(case, run, scorers) for case, run in zip(evalset.eval_cases, runs, strict=True))
     )
     thresholds = {metric.name: threshold for metric, threshold in scorers}
     return EvalReport(evalset.eval_set_id, thresholds, list(cases))
@@ -154,24 +148,14 @@ async def run_case(agent: Agent, case: EvalCase) -> CaseRun:
     runner = Runner(app_name=app, agent=agent, session_service=sessions)
     run = CaseRun()
     try:
-        session = await sessions.create(
-            app_name=app, user_id=start.user_id, state=dict(start.state)
-        )
+        session = await sessions.create(app_name=app, user_id=start.user_id, state=dict(start.state))
         for expected in case.conversation:
             message = Content(
                 "user",
-                [
-                    Part(text=p.text)
-                    for p in expected.user_content.parts
-                    if p.text is not None
-                ],
+                [Part(text=p.text) for p in expected.user_content.parts if p.text is not None],
             )
-            result = await runner.run_to_result(
-                user_id=start.user_id, session_id=session.id, content=message
-            )
-            run.invocations.append(
-                _invocation(expected.user_content, result.events, result.text)
-            )
+            result = await runner.run_to_result(user_id=start.user_id, session_id=session.id, content=message)
+            run.invocations.append(_invocation(expected.user_content, result.events, result.text))
     except Exception as exc:  # noqa: BLE001 - the case is marked error; the others go on
         run.error = str(exc) or type(exc).__name__
     return run
@@ -190,18 +174,11 @@ def case_from_events(
     for event in events:
         if event.partial:
             continue
-        if (
-            event.author == "user"
-            and event.content is not None
-            and not event.function_responses()
-        ):
+        if event.author == "user" and event.content is not None and not event.function_responses():
             turns.append((EvalContent.from_text(event.text, "user"), []))
         elif turns:
             turns[-1][1].append(event)
-    conversation = [
-        _invocation(user, after, RunResult.from_events(after, "", {}).text)
-        for user, after in turns
-    ]
+    conversation = [_invocation(user, after, RunResult.from_events(after, "", {}).text) for user, after in turns]
     start = SessionInput(app_name=app_name, user_id=user_id, state=dict(state or {}))
     return EvalCase(
         eval_id=eval_id,
@@ -227,18 +204,12 @@ def _invocation(user: EvalContent, events: Iterable[Event], answer: str) -> Invo
     )
 
 
-async def _score(
-    case: EvalCase, run: CaseRun, scorers: list[tuple[Metric, float]]
-) -> CaseResult:
+async def _score(case: EvalCase, run: CaseRun, scorers: list[tuple[Metric, float]]) -> CaseResult:
     pairs = list(zip(case.conversation, run.invocations, strict=False))
-    result = CaseResult(
-        case.eval_id, [InvocationResult(e, a) for e, a in pairs], error=run.error
-    )
+    result = CaseResult(case.eval_id, [InvocationResult(e, a) for e, a in pairs], error=run.error)
     problems: list[str] = []
 
-    async def one(
-        metric: Metric, expected: Invocation, actual: Invocation
-    ) -> float | None:
+    async def one(metric: Metric, expected: Invocation, actual: Invocation) -> float | None:
         try:
             return await metric.score(expected, actual)
         except Exception as exc:  # noqa: BLE001 - one metric failing never stops the others
@@ -246,16 +217,10 @@ async def _score(
             return None
 
     for invocation in result.invocations:
-        scores = await asyncio.gather(
-            *(one(m, invocation.expected, invocation.actual) for m, _ in scorers)
-        )
-        invocation.scores = {
-            m.name: s for (m, _), s in zip(scorers, scores, strict=True)
-        }
+        scores = await asyncio.gather(*(one(m, invocation.expected, invocation.actual) for m, _ in scorers))
+        invocation.scores = {m.name: s for (m, _), s in zip(scorers, scores, strict=True)}
     for metric, threshold in scorers:
-        values = [
-            s for i in result.invocations if (s := i.scores[metric.name]) is not None
-        ]
+        values = [s for i in result.invocations if (s := i.scores[metric.name]) is not None]
         result.metrics[metric.name] = MetricResult(
             metric.name, sum(values) / len(values) if values else None, threshold
         )
@@ -274,9 +239,7 @@ async def _run_one(agent: Agent, message: str | Content) -> RunResult | AdkError
     except AdkError as exc:
         return exc
     except Exception as exc:  # noqa: BLE001 - returned in its place; the batch goes on
-        return AdkError(
-            "agent", "internal", "run_failed", f"{type(exc).__name__}: {exc}"
-        )
+        return AdkError("agent", "internal", "run_failed", f"{type(exc).__name__}: {exc}")
 
 
 def _lost_input(message: str | Content, reason: str) -> AdkError:

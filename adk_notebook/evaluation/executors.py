@@ -62,9 +62,7 @@ async def map_agent(
                 "executor='ray' builds the agent on each worker: pass a zero-argument function that "
                 f"returns it (e.g. `def make_agent(): return LlmAgent(...)`), not the agent {source.name!r}.",
             )
-        return await _map_ray(
-            source, job, items, on_error, ray_address, dict(ray_options or {})
-        )
+        return await _map_ray(source, job, items, on_error, ray_address, dict(ray_options or {}))
     raise AdkError(
         "eval",
         "invalid_input",
@@ -108,14 +106,10 @@ async def _map_ray(
     try:
         import ray
     except ImportError as exc:
-        raise ImportError(
-            "executor='ray' needs Ray: pip install 'adk-notebook[ray]'"
-        ) from exc
+        raise ImportError("executor='ray' needs Ray: pip install 'adk-notebook[ray]'") from exc
     started = not ray.is_initialized()
     if started:
-        if (
-            address is None
-        ):  # a local Ray for this run, importing what this process imports
+        if address is None:  # a local Ray for this run, importing what this process imports
             options.setdefault("include_dashboard", False)
             path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
             options.setdefault("runtime_env", {"env_vars": {"PYTHONPATH": path}})
@@ -128,9 +122,7 @@ async def _map_ray(
         for item, ref in zip(items, refs, strict=True):
             try:
                 results.append(await ref)
-            except (
-                ray.exceptions.RayError
-            ) as exc:  # the worker died, or the task could not start
+            except ray.exceptions.RayError as exc:  # the worker died, or the task could not start
                 results.append(on_error(item, _reason(exc)))
         return results
     finally:
@@ -140,9 +132,5 @@ async def _map_ray(
 
 def _reason(exc: Exception) -> str:
     """A Ray error in one line: its class and the last line of its message (the cause), no colours."""
-    lines = [
-        line
-        for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines()
-        if line.strip()
-    ]
+    lines = [line for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if line.strip()]
     return f"{type(exc).__name__}: {lines[-1].strip() if lines else ''}"

@@ -70,19 +70,13 @@ class ToolTrajectory:
 
     def matches(self, expected: list[ToolUse], actual: list[ToolUse]) -> bool:
         if self.match == "exact":
-            return len(actual) == len(expected) and all(
-                map(self._same, expected, actual)
-            )
+            return len(actual) == len(expected) and all(map(self._same, expected, actual))
         if self.match == "in_order":
             remaining = iter(actual)
-            return all(
-                any(self._same(want, got) for got in remaining) for want in expected
-            )
+            return all(any(self._same(want, got) for got in remaining) for want in expected)
         unmatched = list(actual)
         for want in expected:
-            found = next(
-                (i for i, got in enumerate(unmatched) if self._same(want, got)), None
-            )
+            found = next((i for i, got in enumerate(unmatched) if self._same(want, got)), None)
             if found is None:
                 return False
             del unmatched[found]
@@ -94,10 +88,7 @@ class ToolTrajectory:
         if self.args == "ignore":
             return True
         if self.args == "subset":
-            return all(
-                key in got.args and got.args[key] == value
-                for key, value in want.args.items()
-            )
+            return all(key in got.args and got.args[key] == value for key, value in want.args.items())
         return want.args == got.args
 
 
@@ -203,18 +194,14 @@ class FinalResponseMatch:
             reference=expected.response_text,
             response=actual.response_text,
         )
-        verdicts = await asyncio.gather(
-            *(self._verdict(model, prompt) for _ in range(self.samples))
-        )
+        verdicts = await asyncio.gather(*(self._verdict(model, prompt) for _ in range(self.samples)))
         labelled = [v for v in verdicts if v is not None]
         if not labelled:
             return None
         return 1.0 if sum(labelled) * 2 > len(labelled) else 0.0
 
     async def _verdict(self, model: Llm, prompt: str) -> bool | None:
-        request = LlmRequest(
-            model=getattr(model, "model", ""), contents=[Content.user(prompt)]
-        )
+        request = LlmRequest(model=getattr(model, "model", ""), contents=[Content.user(prompt)])
         text = ""
         async for response in model.generate_content(request, stream=False):
             if not response.partial and response.content is not None:
@@ -223,9 +210,7 @@ class FinalResponseMatch:
         return None if found is None else found.group(1).lower() in ("valid", "true")
 
 
-ScoreFunction = Callable[
-    [Invocation, Invocation], float | None | Awaitable[float | None]
-]
+ScoreFunction = Callable[[Invocation, Invocation], float | None | Awaitable[float | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,54 +237,36 @@ _MATCH_TYPES = {
 }
 
 
-def metric_from_criterion(
-    name: str, criterion: Any, custom: dict[str, Metric]
-) -> tuple[Metric, float]:
+def metric_from_criterion(name: str, criterion: Any, custom: dict[str, Metric]) -> tuple[Metric, float]:
     """A criterion of `test_config.json` (or `evaluate(criteria=...)`) as a metric and its threshold."""
-    options: dict[str, Any] = (
-        dict(criterion) if isinstance(criterion, dict) else {"threshold": criterion}
-    )
+    options: dict[str, Any] = dict(criterion) if isinstance(criterion, dict) else {"threshold": criterion}
     threshold = options.get("threshold")
     if not isinstance(threshold, int | float) or isinstance(threshold, bool):
-        raise _error(
-            f"criterion {name!r} needs a numeric threshold, e.g. {{{name!r}: 0.8}}; got {criterion!r}."
-        )
+        raise _error(f"criterion {name!r} needs a numeric threshold, e.g. {{{name!r}: 0.8}}; got {criterion!r}.")
     if name in custom:
         return custom[name], float(threshold)
     if name == "tool_trajectory_avg_score":
-        match = _MATCH_TYPES.get(
-            str(options.get("match_type", options.get("matchType", "EXACT"))).upper()
-        )
+        match = _MATCH_TYPES.get(str(options.get("match_type", options.get("matchType", "EXACT"))).upper())
         if match is None:
-            raise _error(
-                f"{name}: match_type must be EXACT, IN_ORDER or ANY_ORDER; got {options['match_type']!r}."
-            )
+            raise _error(f"{name}: match_type must be EXACT, IN_ORDER or ANY_ORDER; got {options['match_type']!r}.")
         args = options.get(
             "args_match",
-            "ignore"
-            if options.get("ignore_args", options.get("ignoreArgs"))
-            else "exact",
+            "ignore" if options.get("ignore_args", options.get("ignoreArgs")) else "exact",
         )
         if args not in ("exact", "ignore", "subset"):
-            raise _error(
-                f"{name}: args_match must be exact, ignore or subset; got {args!r}."
-            )
+            raise _error(f"{name}: args_match must be exact, ignore or subset; got {args!r}.")
         return ToolTrajectory(match=match, args=args), float(threshold)  # type: ignore[arg-type]  # a str, checked against the Literal's values above
     if name == "response_match_score":
         return ResponseMatch(), float(threshold)
     if name in ("final_response_match", "final_response_match_v2"):
-        judge = (
-            options.get("judge_model_options", options.get("judgeModelOptions")) or {}
-        )
+        judge = options.get("judge_model_options", options.get("judgeModelOptions")) or {}
         return FinalResponseMatch(
             judge=judge.get("judge_model", judge.get("judgeModel", "gemini-2.5-flash")),
             samples=int(judge.get("num_samples", judge.get("numSamples", 5))),
             name=name,
         ), float(threshold)
     known = "tool_trajectory_avg_score, response_match_score, final_response_match"
-    raise _error(
-        f"unknown metric {name!r}: use one of {known}, or pass metrics={{{name!r}: fn}} for your own."
-    )
+    raise _error(f"unknown metric {name!r}: use one of {known}, or pass metrics={{{name!r}: fn}} for your own.")
 
 
 def _error(message: str) -> AdkError:

@@ -81,22 +81,16 @@ class CaseResult:
             "eval_id": self.eval_id,
             "status": self.status,
             "error": self.error,
-            "metrics": {
-                n: {**asdict(m), "passed": m.passed} for n, m in self.metrics.items()
-            },
+            "metrics": {n: {**asdict(m), "passed": m.passed} for n, m in self.metrics.items()},
             "invocations": [i.to_dict() for i in self.invocations],
         }
 
     def text(self) -> str:
         """The case as plain lines: status, metric scores, and each turn's expected vs actual."""
         scores = ", ".join(
-            f"{n} {_num(m.score)} (≥ {m.threshold:g}){'' if m.passed else ' ✗'}"
-            for n, m in self.metrics.items()
+            f"{n} {_num(m.score)} (≥ {m.threshold:g}){'' if m.passed else ' ✗'}" for n, m in self.metrics.items()
         )
-        lines = [
-            f"{self.status.upper():7} {self.eval_id}"
-            + (f": {scores}" if scores else "")
-        ]
+        lines = [f"{self.status.upper():7} {self.eval_id}" + (f": {scores}" if scores else "")]
         if self.error is not None:
             lines.append(f"    error: {self.error}")
         for number, inv in enumerate(self.invocations, 1):
@@ -105,10 +99,7 @@ class CaseResult:
             lines.append(f"      actual calls:   {_calls(inv.actual.tool_uses)}")
             lines.append(f"      expected: {inv.expected.response_text}")
             lines.append(f"      actual:   {inv.actual.response_text}")
-            lines.append(
-                "      scores: "
-                + ", ".join(f"{n} {_num(s)}" for n, s in inv.scores.items())
-            )
+            lines.append("      scores: " + ", ".join(f"{n} {_num(s)}" for n, s in inv.scores.items()))
         return "\n".join(lines)
 
 
@@ -125,10 +116,7 @@ class EvalReport:
         return all(c.passed for c in self.cases)
 
     def summary(self) -> str:
-        counts = {
-            s: sum(c.status == s for c in self.cases)
-            for s in ("passed", "failed", "error")
-        }
+        counts = {s: sum(c.status == s for c in self.cases) for s in ("passed", "failed", "error")}
         means = ", ".join(f"{n} {_num(self.mean(n))}" for n in self.criteria)
         return (
             f"{self.eval_set_id}: {counts['passed']}/{len(self.cases)} cases passed"
@@ -139,11 +127,7 @@ class EvalReport:
 
     def mean(self, metric: str) -> float | None:
         """The mean of a metric's case scores (cases that scored it)."""
-        scores = [
-            s
-            for c in self.cases
-            if metric in c.metrics and (s := c.metrics[metric].score) is not None
-        ]
+        scores = [s for c in self.cases if metric in c.metrics and (s := c.metrics[metric].score) is not None]
         return sum(scores) / len(scores) if scores else None
 
     def to_json(self, **dumps: Any) -> str:
@@ -163,10 +147,7 @@ class EvalReport:
 
     def _repr_html_(self) -> str:
         names = list(self.criteria)
-        head = "".join(
-            f"<th>{escape(n)}<br><small>≥ {t:g}</small></th>"
-            for n, t in self.criteria.items()
-        )
+        head = "".join(f"<th>{escape(n)}<br><small>≥ {t:g}</small></th>" for n, t in self.criteria.items())
         rows = []
         for case in self.cases:
             span = max(len(case.invocations), 1)
@@ -187,10 +168,7 @@ class EvalReport:
                     f"<td>{escape(inv.actual.response_text)}<br><small>expected: "
                     f"{escape(inv.expected.response_text)}</small></td>"
                 )
-                turn = "".join(
-                    f"<small>{escape(n)}: {_num(inv.scores.get(n))}</small><br>"
-                    for n in inv.scores
-                )
+                turn = "".join(f"<small>{escape(n)}: {_num(inv.scores.get(n))}</small><br>" for n in inv.scores)
                 lead, tail = (first, case_scores) if number == 0 else ("", "")
                 rows.append(f"<tr>{lead}{cells}<td>{turn}</td>{tail}</tr>")
         return (
@@ -206,9 +184,7 @@ def assert_passes(report: EvalReport) -> None:
     """Fail (AssertionError) unless every case passed; the message shows each failing case in full."""
     failing = [c for c in report.cases if not c.passed]
     if failing:
-        raise AssertionError(
-            "\n".join([report.summary(), *(c.text() for c in failing)])
-        )
+        raise AssertionError("\n".join([report.summary(), *(c.text() for c in failing)]))
 
 
 def _score_cell(metric: MetricResult | None, rows: int) -> str:
@@ -227,10 +203,4 @@ def _call_dict(call: ToolUse) -> dict[str, Any]:
 
 
 def _calls(calls: list[ToolUse]) -> str:
-    return (
-        ", ".join(
-            f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})"
-            for c in calls
-        )
-        or "—"
-    )
+    return ", ".join(f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})" for c in calls) or "—"

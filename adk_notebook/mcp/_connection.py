@@ -136,8 +136,9 @@ class Connection:
                     report(_progress_line(progress, total, message))
 
         async def call(session: ClientSession) -> types.CallToolResult:
-            return await session.call_tool(name, args, read_timeout_seconds=timeout,
-                                           progress_callback=on_progress if report is not None else None)
+            return await session.call_tool(
+                name, args, read_timeout_seconds=timeout, progress_callback=on_progress if report is not None else None
+            )
 
         return await self._request(call, f"the call to {name!r}", timeout)
 
@@ -154,13 +155,21 @@ class Connection:
 
     async def _mcp_error(self, exc: MCPError, what: str, timeout: float | None) -> AdkError:
         if exc.code == types.REQUEST_TIMEOUT:
-            return AdkError("mcp", "timeout", "mcp_timeout",
-                            f"MCP server {self.name!r} did not answer {what} within {timeout:g} s. "
-                            "Raise McpToolset(timeout=...) if it is just slow.")
+            return AdkError(
+                "mcp",
+                "timeout",
+                "mcp_timeout",
+                f"MCP server {self.name!r} did not answer {what} within {timeout:g} s. "
+                "Raise McpToolset(timeout=...) if it is just slow.",
+            )
         if exc.code == types.CONNECTION_CLOSED:
             return await self._died(what, None)
-        return AdkError("mcp", "invalid_input" if exc.code in (types.INVALID_PARAMS, types.METHOD_NOT_FOUND) else "internal",
-                        "mcp_error", f"MCP server {self.name!r} answered {what} with an error: {exc.message}")
+        return AdkError(
+            "mcp",
+            "invalid_input" if exc.code in (types.INVALID_PARAMS, types.METHOD_NOT_FOUND) else "internal",
+            "mcp_error",
+            f"MCP server {self.name!r} answered {what} with an error: {exc.message}",
+        )
 
     async def _died(self, what: str, exc: BaseException | None) -> AdkError:
         """The server went away during `what`: stop this session (the next request reconnects)."""
@@ -171,9 +180,13 @@ class Connection:
             self.status = "exited"
             self._queue.put_nowait(_DIED)
         reason = f": {exc}" if exc is not None and str(exc) else ""
-        error = AdkError("mcp", "unavailable", "mcp_server_exited",
-                         f"MCP server {self.name!r} ({self.server.label}) went away during {what}{reason}. "
-                         f"{self._again()}{self._stderr_text()}")
+        error = AdkError(
+            "mcp",
+            "unavailable",
+            "mcp_server_exited",
+            f"MCP server {self.name!r} ({self.server.label}) went away during {what}{reason}. "
+            f"{self._again()}{self._stderr_text()}",
+        )
         self.error = error
         return error
 
@@ -215,8 +228,11 @@ class Connection:
                             jobs.start_soon(job.run, session, self._closed_error)
                         jobs.cancel_scope.cancel()
             if scope.cancelled_caught and not ready.done():
-                ready.set_exception(AdkError("mcp", "cancelled", "mcp_closed",
-                                             f"MCP server {self.name!r}: closed while it was starting."))
+                ready.set_exception(
+                    AdkError(
+                        "mcp", "cancelled", "mcp_closed", f"MCP server {self.name!r}: closed while it was starting."
+                    )
+                )
         except Exception as exc:  # noqa: BLE001 - a failed start goes to whoever waits for it
             if not ready.done():
                 ready.set_exception(await self._start_error(exc))
@@ -235,8 +251,12 @@ class Connection:
             home = asyncio.get_running_loop()
             tail = StderrTail(server.redact, lambda: self._on_stderr_closed(tail, home))
             self.stderr = tail
-            params = StdioServerParameters(command=_command(server.command, server.env), args=list(server.args),
-                                           env=dict(server.env) if server.env else None, cwd=server.cwd)
+            params = StdioServerParameters(
+                command=_command(server.command, server.env),
+                args=list(server.args),
+                env=dict(server.env) if server.env else None,
+                cwd=server.cwd,
+            )
             try:
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=tail.writer))
             finally:
@@ -273,11 +293,16 @@ class Connection:
     def _closed_error(self, what: str) -> AdkError:
         """Why a request ended without an answer: the server exited, or close() was called."""
         if self.status == "exited":
-            return AdkError("mcp", "unavailable", "mcp_server_exited",
-                            f"MCP server {self.name!r} ({self.server.label}) went away during {what}. "
-                            f"{self._again()}{self._stderr_text()}")
-        return AdkError("mcp", "cancelled", "mcp_closed",
-                        f"The connection to MCP server {self.name!r} was closed during {what}.")
+            return AdkError(
+                "mcp",
+                "unavailable",
+                "mcp_server_exited",
+                f"MCP server {self.name!r} ({self.server.label}) went away during {what}. "
+                f"{self._again()}{self._stderr_text()}",
+            )
+        return AdkError(
+            "mcp", "cancelled", "mcp_closed", f"The connection to MCP server {self.name!r} was closed during {what}."
+        )
 
     # -- closing -------------------------------------------------------------------------------
     async def close(self) -> None:
@@ -304,28 +329,52 @@ class Connection:
         if isinstance(cause, FileNotFoundError) and tail is not None:
             cwd = getattr(server, "cwd", None)
             if cwd is not None and not Path(cwd).is_dir():
-                return AdkError("mcp", "not_found", "mcp_cwd_not_found",
-                                f"{label} cannot start: its working folder {str(cwd)!r} does not exist.")
-            return AdkError("mcp", "not_found", "mcp_command_not_found",
-                            f"{label} cannot start: there is no command {getattr(server, 'command', '')!r} "
-                            "on PATH or beside this Python. Install the server (e.g. pip install "
-                            "mcp-server-time, or npm install the package) or give the command's full path.")
+                return AdkError(
+                    "mcp",
+                    "not_found",
+                    "mcp_cwd_not_found",
+                    f"{label} cannot start: its working folder {str(cwd)!r} does not exist.",
+                )
+            return AdkError(
+                "mcp",
+                "not_found",
+                "mcp_command_not_found",
+                f"{label} cannot start: there is no command {getattr(server, 'command', '')!r} "
+                "on PATH or beside this Python. Install the server (e.g. pip install "
+                "mcp-server-time, or npm install the package) or give the command's full path.",
+            )
         if isinstance(cause, TimeoutError):
-            return AdkError("mcp", "timeout", "mcp_connect_timeout",
-                            f"{label} did not finish the MCP handshake within {self.connect_timeout:g} s. "
-                            f"Check the command, or raise connect_timeout.{self._stderr_text()}")
+            return AdkError(
+                "mcp",
+                "timeout",
+                "mcp_connect_timeout",
+                f"{label} did not finish the MCP handshake within {self.connect_timeout:g} s. "
+                f"Check the command, or raise connect_timeout.{self._stderr_text()}",
+            )
         exited = tail is not None and await asyncio.to_thread(tail.wait_closed, STDERR_GRACE)
         if exited or (isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
-            return AdkError("mcp", "unavailable", "mcp_server_exited",
-                            f"{label} exited before it finished starting. Fix the command, its arguments or "
-                            f"its environment, then run again.{self._stderr_text()}")
+            return AdkError(
+                "mcp",
+                "unavailable",
+                "mcp_server_exited",
+                f"{label} exited before it finished starting. Fix the command, its arguments or "
+                f"its environment, then run again.{self._stderr_text()}",
+            )
         if isinstance(cause, MCPError) and tail is None:
-            return AdkError("mcp", "unavailable", "mcp_connect_failed",
-                            f"{label} refused the MCP handshake: {cause.message}. Check the URL (servers made with "
-                            "the MCP SDK answer at /mcp) and the headers.")
+            return AdkError(
+                "mcp",
+                "unavailable",
+                "mcp_connect_failed",
+                f"{label} refused the MCP handshake: {cause.message}. Check the URL (servers made with "
+                "the MCP SDK answer at /mcp) and the headers.",
+            )
         hint = " Is it running?" if tail is None else ""
-        return AdkError("mcp", "unavailable", "mcp_connect_failed",
-                        f"{label} could not be reached: {_describe(cause)}.{hint}{self._stderr_text()}")
+        return AdkError(
+            "mcp",
+            "unavailable",
+            "mcp_connect_failed",
+            f"{label} could not be reached: {_describe(cause)}.{hint}{self._stderr_text()}",
+        )
 
     def _again(self) -> str:
         return "The next call starts it again." if self.stderr is not None else "The next call connects again."

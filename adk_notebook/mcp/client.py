@@ -78,17 +78,23 @@ class McpToolset(Toolset):
         name: str | None = None,
     ) -> None:
         if not isinstance(server, (StdioServer, HttpServer)):
-            raise AdkError.config(f"McpToolset takes a StdioServer or an HttpServer, got {type(server).__name__}.",
-                                  code="invalid_mcp_server")
+            raise AdkError.config(
+                f"McpToolset takes a StdioServer or an HttpServer, got {type(server).__name__}.",
+                code="invalid_mcp_server",
+            )
         name = name or server.default_name
         if not _NAME.fullmatch(name):
-            raise AdkError.config(f"McpToolset name {name!r} may contain only letters, digits, '_' and '-'.",
-                                  code="invalid_mcp_server")
+            raise AdkError.config(
+                f"McpToolset name {name!r} may contain only letters, digits, '_' and '-'.", code="invalid_mcp_server"
+            )
         self.name = name
         self.server = server
         self.timeout = timeout
-        self.tool_filter = tool_filter if tool_filter is None or callable(tool_filter) else tuple(
-            [tool_filter] if isinstance(tool_filter, str) else tool_filter)
+        self.tool_filter = (
+            tool_filter
+            if tool_filter is None or callable(tool_filter)
+            else tuple([tool_filter] if isinstance(tool_filter, str) else tool_filter)
+        )
         self._link = _Link(server, name, connect_timeout)
         self._made: tuple[object, list[McpTool]] | None = None
 
@@ -113,8 +119,10 @@ class McpToolset(Toolset):
         missing = [n for n in chosen if n not in known]
         if missing:
             have = ", ".join(t.mcp_name for t in tools) or "none"
-            raise AdkError.config(f"MCP server {self.name!r} has no tool {', '.join(map(repr, missing))} "
-                                  f"(its tools: {have}).", code="unknown_mcp_tool")
+            raise AdkError.config(
+                f"MCP server {self.name!r} has no tool {', '.join(map(repr, missing))} (its tools: {have}).",
+                code="unknown_mcp_tool",
+            )
         return [t for t in tools if t.name in chosen or t.mcp_name in chosen]
 
     def subset(self, names: Iterable[str]) -> McpToolset:
@@ -125,8 +133,9 @@ class McpToolset(Toolset):
         return view
 
     # -- calls and lifetime --------------------------------------------------------------------
-    async def call_tool(self, name: str, args: dict[str, Any] | None = None, *,
-                        progress: Callable[[str], Any] | None = None) -> FunctionResponseData:
+    async def call_tool(
+        self, name: str, args: dict[str, Any] | None = None, *, progress: Callable[[str], Any] | None = None
+    ) -> FunctionResponseData:
         """Call the server's tool `name` directly (no argument check) and convert its answer.
 
         Args:
@@ -214,7 +223,9 @@ class McpTool(Tool):
         return args
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> FunctionResponseData:
-        return await self.toolset.call_tool(self.mcp_name, args, progress=lambda line: ctx.emit_progress("progress", line))
+        return await self.toolset.call_tool(
+            self.mcp_name, args, progress=lambda line: ctx.emit_progress("progress", line)
+        )
 
     def __repr__(self) -> str:
         return f"<McpTool {self.name!r} of {self.toolset.name!r}>"

@@ -62,23 +62,30 @@ def load_tools(target: str) -> list[Source]:
     else:
         module_name, _, attr = target.partition(":")
         if not attr:
-            raise AdkError.config(f"mcp serve: give FILE.py or module:attr (e.g. my_tools:toolset), got {target!r}.",
-                                  code="invalid_target")
+            raise AdkError.config(
+                f"mcp serve: give FILE.py or module:attr (e.g. my_tools:toolset), got {target!r}.",
+                code="invalid_target",
+            )
         try:
             value: Any = importlib.import_module(module_name)
         except ImportError as exc:
-            raise AdkError.config(f"mcp serve: cannot import {module_name!r}: {exc}", code="not_found",
-                                  category="not_found") from None
+            raise AdkError.config(
+                f"mcp serve: cannot import {module_name!r}: {exc}", code="not_found", category="not_found"
+            ) from None
         for part in attr.split("."):
             if not hasattr(value, part):
-                raise AdkError.config(f"mcp serve: {module_name!r} has no attribute {attr!r}.", code="not_found",
-                                      category="not_found")
+                raise AdkError.config(
+                    f"mcp serve: {module_name!r} has no attribute {attr!r}.", code="not_found", category="not_found"
+                )
             value = getattr(value, part)
         sources = _sources(value, target)
         what = target
     if not sources:
-        raise AdkError.config(f"mcp serve: {what} defines no tools. Decorate functions with @tool "
-                              "(from adk_notebook import tool), or build FunctionTools or Toolsets.", code="no_tools")
+        raise AdkError.config(
+            f"mcp serve: {what} defines no tools. Decorate functions with @tool "
+            "(from adk_notebook import tool), or build FunctionTools or Toolsets.",
+            code="no_tools",
+        )
     return sources
 
 
@@ -90,8 +97,11 @@ def _sources(value: Any, target: str) -> list[Source]:
         return [*tools, *toolsets]
     if isinstance(value, (list, tuple)) and all(isinstance(v, (Tool, Toolset)) for v in value):
         return list(value)
-    raise AdkError.config(f"mcp serve: {target} is a {type(value).__name__}; give a Tool, a Toolset, an LlmAgent "
-                          "or a list of tools and toolsets.", code="invalid_target")
+    raise AdkError.config(
+        f"mcp serve: {target} is a {type(value).__name__}; give a Tool, a Toolset, an LlmAgent "
+        "or a list of tools and toolsets.",
+        code="invalid_target",
+    )
 
 
 class _ServeContext(SimpleToolContext):
@@ -173,8 +183,12 @@ async def _run(request: Any, caller: str, tool: Tool, args: dict[str, Any]) -> t
 def _declare(tool: Tool) -> types.Tool:
     d = tool.declaration()
     hints = types.ToolAnnotations(read_only_hint=True) if tool.is_read_only else None
-    return types.Tool(name=d.name, description=d.description or None,
-                      input_schema=d.parameters or {"type": "object", "properties": {}}, annotations=hints)
+    return types.Tool(
+        name=d.name,
+        description=d.description or None,
+        input_schema=d.parameters or {"type": "object", "properties": {}},
+        annotations=hints,
+    )
 
 
 def _result(name: str, data: FunctionResponseData) -> types.CallToolResult:
@@ -187,13 +201,23 @@ def _result(name: str, data: FunctionResponseData) -> types.CallToolResult:
             elif mime.startswith("audio/"):
                 content.append(types.AudioContent(type="audio", data=blob, mime_type=mime))
             else:
-                content.append(types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
-                    uri=f"adk://{name}/part-{i}", mime_type=mime, blob=blob)))
+                content.append(
+                    types.EmbeddedResource(
+                        type="resource",
+                        resource=types.BlobResourceContents(uri=f"adk://{name}/part-{i}", mime_type=mime, blob=blob),
+                    )
+                )
         elif part.file_data is not None:
             uri = part.file_data.file_uri
             uri = uri if "://" in uri else Path(uri).resolve().as_uri()
-            content.append(types.ResourceLink(type="resource_link", name=uri.rsplit("/", 1)[-1] or uri, uri=uri,
-                                              mime_type=part.file_data.mime_type))
+            content.append(
+                types.ResourceLink(
+                    type="resource_link",
+                    name=uri.rsplit("/", 1)[-1] or uri,
+                    uri=uri,
+                    mime_type=part.file_data.mime_type,
+                )
+            )
     return types.CallToolResult(content=content, structured_content=data.response)
 
 

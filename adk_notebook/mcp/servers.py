@@ -17,9 +17,7 @@ from ..core.errors import AdkError
 
 __all__ = ["HIDDEN", "NOT_IN_NAMES", "HttpServer", "StdioServer"]
 
-NOT_IN_NAMES = re.compile(
-    r"[^A-Za-z0-9_-]"
-)  # what a tool or server name may not contain
+NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_-]")  # what a tool or server name may not contain
 HIDDEN = "***"
 
 
@@ -138,8 +136,7 @@ class HttpServer:
     ) -> None:
         if not isinstance(url, str) or not re.match(r"https?://", url):
             raise AdkError.config(
-                f"HttpServer needs an http:// or https:// URL, e.g. 'http://127.0.0.1:8000/mcp', "
-                f"got {url!r}.",
+                f"HttpServer needs an http:// or https:// URL, e.g. 'http://127.0.0.1:8000/mcp', got {url!r}.",
                 code="invalid_mcp_server",
             )
         self.url = url
@@ -152,9 +149,7 @@ class HttpServer:
 
     @property
     def default_name(self) -> str:
-        host = (
-            re.sub(r"^https?://(?:[^@/]*@)?", "", self.url).split("/")[0].split(":")[0]
-        )
+        host = re.sub(r"^https?://(?:[^@/]*@)?", "", self.url).split("/")[0].split(":")[0]
         return NOT_IN_NAMES.sub("_", host) or "mcp"
 
     def redact(self, text: str) -> str:
@@ -170,9 +165,7 @@ class HttpServer:
         return hash(self.url)
 
     def __repr__(self) -> str:
-        headers = (
-            f", headers={ {k: HIDDEN for k in self.headers}!r}" if self.headers else ""
-        )
+        headers = f", headers={ {k: HIDDEN for k in self.headers}!r}" if self.headers else ""
         return f"HttpServer({self.label!r}{headers})"
 
 

@@ -32,10 +32,27 @@ __all__ = [
 ]
 
 # Provider models are imported on first use, so `import adk_notebook` stays fast.
-_PROVIDERS = ("AnthropicProvider", "DeepSeekProvider", "GeminiProvider", "GroqProvider", "OllamaProvider",
-              "OpenAICompatibleProvider", "OpenAIProfile", "OpenAIProvider", "OpenRouterProvider", "Provider", "VLLMProvider")
-_LAZY = {"AnthropicModel": ".anthropic", "GeminiModel": ".gemini", "LocalModel": ".local", "OpenAIModel": ".openai",
-         "RetryPolicy": ".http", **dict.fromkeys(_PROVIDERS, ".providers")}
+_PROVIDERS = (
+    "AnthropicProvider",
+    "DeepSeekProvider",
+    "GeminiProvider",
+    "GroqProvider",
+    "OllamaProvider",
+    "OpenAICompatibleProvider",
+    "OpenAIProfile",
+    "OpenAIProvider",
+    "OpenRouterProvider",
+    "Provider",
+    "VLLMProvider",
+)
+_LAZY = {
+    "AnthropicModel": ".anthropic",
+    "GeminiModel": ".gemini",
+    "LocalModel": ".local",
+    "OpenAIModel": ".openai",
+    "RetryPolicy": ".http",
+    **dict.fromkeys(_PROVIDERS, ".providers"),
+}
 
 
 def __getattr__(name: str) -> object:

@@ -80,6 +80,7 @@ _ERROR_CATEGORIES = {
     "api_error": ErrorCategory.UNAVAILABLE,
 }
 
+
 class AnthropicModel(Llm):
     """A Claude model, e.g. `AnthropicModel("claude-sonnet-4-6")`.
 
@@ -120,9 +121,17 @@ class AnthropicModel(Llm):
     ) -> None:
         self.name = model
         self.max_tokens = max_tokens
-        self.provider = chosen_provider("AnthropicModel", provider, AnthropicProvider, api_key=api_key,
-                                        base_url=base_url, http_client=http_client, retry=retry, timeout=timeout,
-                                        idle_timeout=idle_timeout)
+        self.provider = chosen_provider(
+            "AnthropicModel",
+            provider,
+            AnthropicProvider,
+            api_key=api_key,
+            base_url=base_url,
+            http_client=http_client,
+            retry=retry,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+        )
         if provider is None:
             self.provider.check_key()  # say at once which variable to set, not at the first request
 
@@ -168,9 +177,9 @@ class AnthropicModel(Llm):
         if thinking:
             body["thinking"] = thinking
         if tools and config.tool_choice is not None:
-            body["tool_choice"] = {"auto": {"type": "auto"}, "none": {"type": "none"},
-                                   "required": {"type": "any"}}.get(config.tool_choice,
-                                                                    {"type": "tool", "name": config.tool_choice})
+            body["tool_choice"] = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}.get(
+                config.tool_choice, {"type": "tool", "name": config.tool_choice}
+            )
         body.update(_sampling(config))
         if stream:
             body["stream"] = True
@@ -240,8 +249,10 @@ def _media(part: Part) -> dict[str, Any]:
         if mime == "text/plain":
             text = part.inline_data.data.decode("utf-8", "replace")
             return {"type": "document", "source": {"type": "text", "media_type": mime, "data": text}}
-        return _note(f"[{mime or 'binary'} data of {len(part.inline_data.data)} bytes omitted: Claude accepts images "
-                     "(JPEG, PNG, GIF, WebP), PDFs and plain text]")
+        return _note(
+            f"[{mime or 'binary'} data of {len(part.inline_data.data)} bytes omitted: Claude accepts images "
+            "(JPEG, PNG, GIF, WebP), PDFs and plain text]"
+        )
     uri = part.file_uri or ""
     if uri.startswith(("https://", "http://")):
         if mime in _IMAGE_TYPES or (not mime and uri.lower().endswith((".png", ".jpg", ".jpeg", ".gif", ".webp"))):
@@ -296,8 +307,9 @@ def _thinking(config: GenerateContentConfig) -> dict[str, Any]:
     if budget is None:
         return {"type": "adaptive"}
     if budget < 1024:
-        raise AdkError.config(f"Claude's thinking budget must be at least 1024 tokens, got {budget}.",
-                              code="invalid_thinking_budget")
+        raise AdkError.config(
+            f"Claude's thinking budget must be at least 1024 tokens, got {budget}.", code="invalid_thinking_budget"
+        )
     if config.max_output_tokens is not None and config.max_output_tokens <= budget:
         raise AdkError.config(
             f"max_output_tokens ({config.max_output_tokens}) must be above the thinking budget ({budget}): "
@@ -399,7 +411,9 @@ class _Message:
                     parts.append(Part(text=text))
                     _cite(self.payload, grounding, text, block["citations"])
             elif kind == "thinking":
-                parts.append(Part(text="".join(block["text"]), thought=True, thought_signature=block["signature"] or None))
+                parts.append(
+                    Part(text="".join(block["text"]), thought=True, thought_signature=block["signature"] or None)
+                )
             elif kind == "redacted_thinking":
                 parts.append(Part(thought=True, thought_signature=block["data"]))
             elif kind == "tool_use":
@@ -422,15 +436,18 @@ class _Message:
             )
         reason = _STOP_REASONS.get(self.stop_reason or "", self.stop_reason)
         usage = Usage(self.input_tokens, self.output_tokens, self.input_tokens + self.output_tokens)
-        return LlmResponse(self.payload.final(Content("model", parts)), finish_reason=reason, usage=usage,
-                           grounding=grounding or None)
+        return LlmResponse(
+            self.payload.final(Content("model", parts)), finish_reason=reason, usage=usage, grounding=grounding or None
+        )
 
     def _usage(self, usage: dict[str, Any], at: str) -> None:
         """Counts are cumulative: a later event's count replaces an earlier one."""
         if not usage:
             return
         p = self.payload
-        prompt = [p.get_int(usage, k, at) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+        prompt = [
+            p.get_int(usage, k, at) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ]
         if any(n is not None for n in prompt):
             self.input_tokens = sum(n or 0 for n in prompt)
         output = p.get_int(usage, "output_tokens", at)
@@ -441,14 +458,25 @@ class _Message:
 def _start(p: Payload, block: dict[str, Any], index: int, at: str) -> dict[str, Any]:
     kind = p.get_str(block, "type", at) or ""
     if kind == "text":
-        return {"type": "text", "text": [p.get_str(block, "text", at) or ""],
-                "citations": p.get_dicts(block, "citations", at)}
+        return {
+            "type": "text",
+            "text": [p.get_str(block, "text", at) or ""],
+            "citations": p.get_dicts(block, "citations", at),
+        }
     if kind in ("tool_use", "server_tool_use"):
-        return {"type": kind, "id": p.get_str(block, "id", at) or "", "name": p.get_str(block, "name", at) or "",
-                "json": [], "field": f"content[{index}].input"}
+        return {
+            "type": kind,
+            "id": p.get_str(block, "id", at) or "",
+            "name": p.get_str(block, "name", at) or "",
+            "json": [],
+            "field": f"content[{index}].input",
+        }
     if kind == "thinking":
-        return {"type": kind, "text": [p.get_str(block, "thinking", at) or ""],
-                "signature": p.get_str(block, "signature", at) or ""}
+        return {
+            "type": kind,
+            "text": [p.get_str(block, "thinking", at) or ""],
+            "signature": p.get_str(block, "signature", at) or "",
+        }
     if kind == "redacted_thinking":
         return {"type": kind, "data": p.get_str(block, "data", at) or ""}
     if kind == "web_search_tool_result":

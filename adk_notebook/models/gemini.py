@@ -74,9 +74,7 @@ _CLIENT_ID_PREFIX = "adk-"
 _SKIP_SIGNATURE = "skip_thought_signature_validator"
 # Models before Gemini 3 neither require signatures nor need the placeholder.
 _UNSIGNED_MODELS = re.compile(r"^(models/)?gemini-[12](\.|-)")
-_SAFETY_REASONS = frozenset(
-    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
-)
+_SAFETY_REASONS = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"})
 # Finish reasons in the vocabulary all providers share (see openai.py): stop, tool_calls,
 # max_tokens, safety; anything else lower-cased.
 _FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "max_tokens"}
@@ -117,8 +115,17 @@ class GeminiModel(Llm):
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self.name = model.removeprefix("models/")
-        self.provider = chosen_provider("GeminiModel", provider, GeminiProvider, api_key=api_key, base_url=base_url,
-                                        http_client=http_client, retry=retry, timeout=timeout, idle_timeout=idle_timeout)
+        self.provider = chosen_provider(
+            "GeminiModel",
+            provider,
+            GeminiProvider,
+            api_key=api_key,
+            base_url=base_url,
+            http_client=http_client,
+            retry=retry,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+        )
         if provider is None:
             self.provider.check_key()  # say at once which variable to set, not at the first request
 
@@ -330,8 +337,12 @@ class _Turn:
                 if part.text:
                     new_text.append(Part(text=part.text, thought=part.thought))
                 last = self.parts[-1] if self.parts else None
-                if (last is not None and last.text is not None and last.thought == part.thought
-                        and part.thought_signature is None):
+                if (
+                    last is not None
+                    and last.text is not None
+                    and last.thought == part.thought
+                    and part.thought_signature is None
+                ):
                     last.text += part.text
                     continue
             self.parts.append(part)
@@ -354,14 +365,19 @@ class _Turn:
                 "The Gemini stream ended before its last chunk (no finishReason); the answer is incomplete. "
                 "Run the request again.",
             )
-        has_content = any(part.text or part.function_call or part.is_media() or part.executable_code
-                          or part.code_execution_result for part in self.parts if not part.thought)
+        has_content = any(
+            part.text or part.function_call or part.is_media() or part.executable_code or part.code_execution_result
+            for part in self.parts
+            if not part.thought
+        )
         if not has_content and self.reason in _SAFETY_REASONS:
             raise _blocked(p, "the answer", self.reason, None, {"safetyRatings": self.ratings}, "candidates[0]")
         if not has_content and self.reason not in (None, "STOP"):
-            hint = " Raise max_output_tokens (thinking models spend tokens before they answer)." if (
-                self.reason == "MAX_TOKENS"
-            ) else ""
+            hint = (
+                " Raise max_output_tokens (thinking models spend tokens before they answer)."
+                if (self.reason == "MAX_TOKENS")
+                else ""
+            )
             raise p.error(
                 "internal",
                 "empty_response",
@@ -384,14 +400,19 @@ class _Turn:
         p = self.payload
         text = p.get_str(wire, "text", at)
         if text is not None:
-            return Part(text=text, thought=bool(p.get_bool(wire, "thought", at)),
-                        thought_signature=p.get_str(wire, "thoughtSignature", at))
+            return Part(
+                text=text,
+                thought=bool(p.get_bool(wire, "thought", at)),
+                thought_signature=p.get_str(wire, "thoughtSignature", at),
+            )
         if wire.get("functionCall") is not None:
             call, where = p.get_dict(wire, "functionCall", at), f"{at}.functionCall"
             args = p.checked_depth(p.get_dict(call, "args", where), f"{where}.args")
             call_id = p.get_str(call, "id", where) or _CLIENT_ID_PREFIX + new_id()
-            return Part(function_call=FunctionCall(p.get_str(call, "name", where) or "", args, call_id),
-                        thought_signature=p.get_str(wire, "thoughtSignature", at))
+            return Part(
+                function_call=FunctionCall(p.get_str(call, "name", where) or "", args, call_id),
+                thought_signature=p.get_str(wire, "thoughtSignature", at),
+            )
         if wire.get("inlineData") is not None:
             blob, where = p.get_dict(wire, "inlineData", at), f"{at}.inlineData"
             try:
@@ -401,15 +422,24 @@ class _Turn:
             return Part(inline_data=Blob(p.get_str(blob, "mimeType", where) or "application/octet-stream", data))
         if wire.get("fileData") is not None:
             ref, where = p.get_dict(wire, "fileData", at), f"{at}.fileData"
-            return Part(file_data=FileData(p.get_str(ref, "mimeType", where) or "", p.get_str(ref, "fileUri", where) or ""))
+            return Part(
+                file_data=FileData(p.get_str(ref, "mimeType", where) or "", p.get_str(ref, "fileUri", where) or "")
+            )
         if wire.get("executableCode") is not None:
             code, where = p.get_dict(wire, "executableCode", at), f"{at}.executableCode"
-            return Part(executable_code=ExecutableCode(p.get_str(code, "code", where) or "",
-                                                       p.get_str(code, "language", where) or "PYTHON"))
+            return Part(
+                executable_code=ExecutableCode(
+                    p.get_str(code, "code", where) or "", p.get_str(code, "language", where) or "PYTHON"
+                )
+            )
         if wire.get("codeExecutionResult") is not None:
             result, where = p.get_dict(wire, "codeExecutionResult", at), f"{at}.codeExecutionResult"
-            return Part(code_execution_result=CodeExecutionResult(p.get_str(result, "outcome", where) or "OUTCOME_UNSPECIFIED",
-                                                                  p.get_str(result, "output", where) or ""))
+            return Part(
+                code_execution_result=CodeExecutionResult(
+                    p.get_str(result, "outcome", where) or "OUTCOME_UNSPECIFIED",
+                    p.get_str(result, "output", where) or "",
+                )
+            )
         return None  # part kinds added later: nothing of ours to carry them
 
 
@@ -423,8 +453,11 @@ def _grounding(p: Payload, meta: dict[str, Any], at: str) -> Grounding:
     for i, support in enumerate(p.get_dicts(meta, "groundingSupports", at)):
         where = f"{at}.groundingSupports[{i}]"
         segment = p.get_dict(support, "segment", where)
-        indices = [n for n in p.get_list(support, "groundingChunkIndices", where)
-                   if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < count]
+        indices = [
+            n
+            for n in p.get_list(support, "groundingChunkIndices", where)
+            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < count
+        ]
         text = p.get_str(segment, "text", f"{where}.segment") or ""
         if text:
             grounding.citations.append(Citation(text, indices))

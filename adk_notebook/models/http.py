@@ -171,7 +171,9 @@ class HttpTransport:
 
     # -- public API ---------------------------------------------------------------------------
 
-    async def post_json(self, path: str, body: dict[str, Any], *, params: dict[str, str] | None = None) -> dict[str, Any]:
+    async def post_json(
+        self, path: str, body: dict[str, Any], *, params: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """POST `body` as JSON and return the JSON answer (an object), retrying transient failures."""
         import httpx
 
@@ -297,7 +299,11 @@ class HttpTransport:
     # -- requests and clients -----------------------------------------------------------------
 
     def _request(
-        self, client: httpx.AsyncClient, path: str, body: dict[str, Any], params: dict[str, str] | None,
+        self,
+        client: httpx.AsyncClient,
+        path: str,
+        body: dict[str, Any],
+        params: dict[str, str] | None,
         headers: dict[str, str],
     ) -> httpx.Request:
         import httpx
@@ -306,7 +312,8 @@ class HttpTransport:
             return client.build_request("POST", self.base_url + path, json=body, params=params, headers=headers)
         except httpx.InvalidURL as exc:  # the base_url was checked: what is left is the path (a model name)
             raise self._error(
-                ErrorCategory.INVALID_INPUT, "invalid_url",
+                ErrorCategory.INVALID_INPUT,
+                "invalid_url",
                 f"{self.provider}: the request URL for {path!r} cannot be built ({exc}); check the model name.",
                 details={"provider": self.provider, "field": "model"},
             ) from None
@@ -369,7 +376,9 @@ class HttpTransport:
 
     # -- retries ------------------------------------------------------------------------------
 
-    async def _wait_or_raise(self, error: AdkError, cause: BaseException | None, attempt: int, deadline: float | None) -> int:
+    async def _wait_or_raise(
+        self, error: AdkError, cause: BaseException | None, attempt: int, deadline: float | None
+    ) -> int:
         """Sleep before the next attempt and return its number, or raise `error` if none is due."""
         if not error.is_retryable() or attempt >= self.retry.max_retries:
             raise error from self._shown(cause)
@@ -381,7 +390,9 @@ class HttpTransport:
             delay = self.retry.backoff(attempt)
         if deadline is not None and asyncio.get_running_loop().time() + delay >= deadline:
             raise error from self._shown(cause)  # the next attempt could not finish in time
-        logger.info("%s: %s; retry %d of %d in %.2f s", self.provider, error.message, attempt + 1, self.retry.max_retries, delay)
+        logger.info(
+            "%s: %s; retry %d of %d in %.2f s", self.provider, error.message, attempt + 1, self.retry.max_retries, delay
+        )
         await asyncio.sleep(delay)
         return attempt + 1
 
@@ -397,7 +408,9 @@ class HttpTransport:
         return cause if self.secrets.scrub(str(cause)) == str(cause) else None
 
     def _status_error(self, status: int, headers: httpx.Headers, content: bytes) -> AdkError:
-        category = _STATUS_CATEGORY.get(status) or (ErrorCategory.UNAVAILABLE if status >= 500 else ErrorCategory.INVALID_INPUT)
+        category = _STATUS_CATEGORY.get(status) or (
+            ErrorCategory.UNAVAILABLE if status >= 500 else ErrorCategory.INVALID_INPUT
+        )
         detail = _provider_message(content)
         message = f"{self.provider} returned HTTP {status}"
         message += f": {self._excerpt(detail)}" if detail else "."
@@ -635,9 +648,10 @@ class SseDecoder:
         self._pending = [rest] if rest else []
         self._size = len(rest)
         limit = self._limit
-        if limit is not None and (self._size > limit or (
-            len(complete) > limit and any(len(block) > limit for block in complete.split(b"\n\n"))
-        )):
+        if limit is not None and (
+            self._size > limit
+            or (len(complete) > limit and any(len(block) > limit for block in complete.split(b"\n\n")))
+        ):
             raise SseEventTooLarge(limit)
         return self._events(complete.decode("utf-8", "replace"))
 

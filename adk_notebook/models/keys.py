@@ -42,7 +42,9 @@ def missing_api_key(what: str, variables: tuple[str, ...], remedy: str) -> AdkEr
     names = " or ".join(variables)
     # How to set a variable depends on where the user is: the notebook and the terminal add that.
     return AdkError(
-        "config", "unauthorized", "missing_api_key",
+        "config",
+        "unauthorized",
+        "missing_api_key",
         f"{what} needs an API key: set the {names} environment variable, or {remedy}.",
         details={"variables": list(variables)},
     )

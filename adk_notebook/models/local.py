@@ -68,8 +68,10 @@ EXTRA_BUFFER_TYPES_ENV = "ADK_LOCAL_EXTRA_BUFFER_TYPES"
 #: Follows a tool result, so that the model answers with it.
 ANSWER_NOTE = "Now answer my question using this result."
 #: What the widget says, once, when the embedded model answers.
-TINY_MODEL_NOTICE = ("SmolLM2-135M is a tiny offline demo model: expect rough answers. For a real model, set "
-                     "GOOGLE_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY.")
+TINY_MODEL_NOTICE = (
+    "SmolLM2-135M is a tiny offline demo model: expect rough answers. For a real model, set "
+    "GOOGLE_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY."
+)
 _ANSWER = "answer"
 # Words of a tool name that say nothing about what it is for.
 _VERBS = frozenset({"get", "set", "fetch", "retrieve", "lookup", "look", "do", "run", "call", "tool", "the", "a", "an"})
@@ -155,7 +157,9 @@ class LocalModel(Llm):
         path = embedded_model_path() if model_path is None else Path(model_path).expanduser()
         if not path.is_file():
             raise AdkError(
-                "config", "not_found", "model_file_not_found",
+                "config",
+                "not_found",
+                "model_file_not_found",
                 f"LocalModel: there is no GGUF model file at {str(path)!r}"
                 + (" (that is a directory)" if path.is_dir() else "")
                 + ". Pass the path of a .gguf file, or no model_path for the embedded SmolLM2-135M-Instruct.",
@@ -175,14 +179,20 @@ class LocalModel(Llm):
             llama.setdefault("n_threads_batch", n_threads)
         if seed is not None:
             llama["seed"] = seed
-        self._load = {"type": "load", "model_path": str(self.model_path), "llama": llama,
-                      "extra_buffer_types": self.extra_buffer_types}
+        self._load = {
+            "type": "load",
+            "model_path": str(self.model_path),
+            "llama": llama,
+            "extra_buffer_types": self.extra_buffer_types,
+        }
         try:
             json.dumps(llama)
         except (TypeError, ValueError) as exc:
-            raise AdkError.config(f"LocalModel: the llama.cpp options go to the model's own process as JSON, and "
-                                  f"one cannot ({exc}). Pass numbers, strings, booleans, lists or dicts.",
-                                  code="invalid_local_options") from None
+            raise AdkError.config(
+                f"LocalModel: the llama.cpp options go to the model's own process as JSON, and "
+                f"one cannot ({exc}). Pass numbers, strings, booleans, lists or dicts.",
+                code="invalid_local_options",
+            ) from None
         self._process: WorkerProcess | None = None
         self._start_lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -232,20 +242,29 @@ class LocalModel(Llm):
             # The tools are described in the system message of the choose and call steps only:
             # in the answer step the tiny model would recite the list.
             lines = "\n".join(f"- {d.name}: {_one_line(d.description)}" for d in tools.values())
-            prompt = _with_system(messages, _join(
-                request.system_instruction,
-                f"You can answer the user directly, or first call one of these tools:\n{lines}\n"
-                f"Start your reply with the name of the tool to call, or with '{_ANSWER}' to answer directly."))
+            prompt = _with_system(
+                messages,
+                _join(
+                    request.system_instruction,
+                    f"You can answer the user directly, or first call one of these tools:\n{lines}\n"
+                    f"Start your reply with the name of the tool to call, or with '{_ANSWER}' to answer directly.",
+                ),
+            )
             choice, used = await self._choose(process, request, prompt, list(tools))
             usage = usage + used
             if choice != _ANSWER:
                 call, used = await self._call(process, request, prompt, tools[choice])
-                yield LlmResponse(Content("model", [Part(function_call=call)]), finish_reason="tool_calls",
-                                  usage=usage + used)
+                yield LlmResponse(
+                    Content("model", [Part(function_call=call)]), finish_reason="tool_calls", usage=usage + used
+                )
                 return
         schema = request.config.response_schema
-        answer = self._sampling(request, _with_system(messages, request.system_instruction), stream=stream,
-                                grammar={"json_schema": schema} if schema is not None else None)
+        answer = self._sampling(
+            request,
+            _with_system(messages, request.system_instruction),
+            stream=stream,
+            grammar={"json_schema": schema} if schema is not None else None,
+        )
         async with aclosing(process.complete(answer)) as replies:  # closed now, not when collected: a cancel
             async for reply in replies:
                 if reply["type"] == "text":
@@ -253,11 +272,13 @@ class LocalModel(Llm):
                     continue
                 usage = usage + _usage(reply)
                 text = reply["text"]
-                yield LlmResponse(Content("model", [Part(text)] if text else []), finish_reason=reply["finish"],
-                                  usage=usage)
+                yield LlmResponse(
+                    Content("model", [Part(text)] if text else []), finish_reason=reply["finish"], usage=usage
+                )
 
-    async def _choose(self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]],
-                      names: list[str]) -> tuple[str, Usage]:
+    async def _choose(
+        self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]], names: list[str]
+    ) -> tuple[str, Usage]:
         options = [_ANSWER, *names]
         # Only the user's own words count: a tool result always names its tool.
         if self.keyword_tool_choice and not request.contents[-1].function_responses():
@@ -266,34 +287,56 @@ class LocalModel(Llm):
                 return mentioned[0], Usage()
             if mentioned:  # the model picks one of them
                 options = mentioned
-        done = await _last(process.complete(self._sampling(request, prompt, grammar={"choices": options},
-                                                           temperature=0.0, max_tokens=16)))
+        done = await _last(
+            process.complete(
+                self._sampling(request, prompt, grammar={"choices": options}, temperature=0.0, max_tokens=16)
+            )
+        )
         text = done["text"].strip()
         return (text if text in options else _ANSWER), _usage(done)
 
-    async def _call(self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]],
-                    tool: FunctionDeclaration) -> tuple[FunctionCall, Usage]:
+    async def _call(
+        self, process: WorkerProcess, request: LlmRequest, prompt: list[dict[str, str]], tool: FunctionDeclaration
+    ) -> tuple[FunctionCall, Usage]:
         schema = tool.parameters or {"type": "object", "properties": {}}
-        done = await _last(process.complete(self._sampling(request, prompt, grammar={"json_schema": schema},
-                                                           temperature=0.0, prefix=tool.name + "\n")))
+        done = await _last(
+            process.complete(
+                self._sampling(
+                    request, prompt, grammar={"json_schema": schema}, temperature=0.0, prefix=tool.name + "\n"
+                )
+            )
+        )
         try:
             args = json.loads(done["text"])
         except ValueError:
             raise AdkError.model(
                 f"The arguments of tool {tool.name!r} were cut off by the token limit after {len(done['text'])} "
                 "characters. Raise max_output_tokens (GenerateContentConfig or LocalModel).",
-                code="truncated_tool_call", category="invalid_input") from None
+                code="truncated_tool_call",
+                category="invalid_input",
+            ) from None
         return FunctionCall(tool.name, args if isinstance(args, dict) else {"value": args}), _usage(done)
 
-    def _sampling(self, request: LlmRequest, messages: list[dict[str, str]], *, stream: bool = False,
-                  grammar: dict[str, Any] | None = None, temperature: float | None = None,
-                  max_tokens: int | None = None, prefix: str = "") -> dict[str, Any]:
+    def _sampling(
+        self,
+        request: LlmRequest,
+        messages: list[dict[str, str]],
+        *,
+        stream: bool = False,
+        grammar: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        prefix: str = "",
+    ) -> dict[str, Any]:
         """One completion request for the worker (see `local_worker.py`)."""
         config = request.config
         if temperature is None:
             temperature = config.temperature if config.temperature is not None else self.temperature
         return {
-            "messages": messages, "prefix": prefix, "grammar": grammar, "stream": stream,
+            "messages": messages,
+            "prefix": prefix,
+            "grammar": grammar,
+            "stream": stream,
             "max_tokens": max_tokens or config.max_output_tokens or self.max_output_tokens,
             "temperature": temperature,
             "top_p": config.top_p if config.top_p is not None else 0.95,
@@ -317,7 +360,9 @@ def _chat_messages(contents: list[Content]) -> list[dict[str, str]]:
                 pieces.append(part.text)
             elif part.function_response is not None:
                 response = part.function_response
-                pieces.append(f"{response.name} result: {json.dumps(response.response, ensure_ascii=False, default=str)}")
+                pieces.append(
+                    f"{response.name} result: {json.dumps(response.response, ensure_ascii=False, default=str)}"
+                )
             elif part.is_media():
                 pieces.append(f"[a {part.mime_type} attachment that this model cannot see]")
         calls = content.function_calls()

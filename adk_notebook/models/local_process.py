@@ -61,7 +61,9 @@ class WorkerProcess:
         self._closed = False
         self._proc = subprocess.Popen(
             [sys.executable, "-P", str(WORKER)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             start_new_session=True,  # a terminal's Ctrl-C, or an interrupt of the kernel's group, is not for it
         )
         self._stderr_done = threading.Event()
@@ -117,8 +119,11 @@ class WorkerProcess:
                     return
                 elif kind == "error":
                     finished = True
-                    raise AdkError.model(str(reply.get("message")), code=str(reply.get("code") or "local_model_error"),
-                                         category=str(reply.get("category") or "internal"))
+                    raise AdkError.model(
+                        str(reply.get("message")),
+                        code=str(reply.get("code") or "local_model_error"),
+                        category=str(reply.get("category") or "internal"),
+                    )
                 else:  # "died"
                     finished = True
                     assert self.error is not None
@@ -191,7 +196,7 @@ class WorkerProcess:
         fatal = [i for i, ln in enumerate(lines) if ln.startswith("Fatal Python error:")]
         if fatal:
             picked = [lines[fatal[-1]]]
-            after = lines[fatal[-1]:]
+            after = lines[fatal[-1] :]
             current = next((i for i, ln in enumerate(after) if ln.startswith("Current thread")), 0)
             frame = next((ln.strip() for ln in after[current:] if ln.strip().startswith("File ")), None)
             if frame is not None:
@@ -206,12 +211,18 @@ class WorkerProcess:
         return AdkError.model(
             f"llama.cpp could not load the model of {self.label!r} ({self._load_error.get('message')}). Is it a GGUF "
             "file that this llama-cpp-python supports?",
-            code="model_load_failed", category="invalid_input")
+            code="model_load_failed",
+            category="invalid_input",
+        )
 
     def _closed_error(self) -> AdkError:
-        return AdkError("model", "cancelled", "local_model_closed",
-                        f"The local model process of {self.label!r} was closed (LocalModel.close()) during the answer; "
-                        "the next run starts it again.")
+        return AdkError(
+            "model",
+            "cancelled",
+            "local_model_closed",
+            f"The local model process of {self.label!r} was closed (LocalModel.close()) during the answer; "
+            "the next run starts it again.",
+        )
 
     def _death(self, returncode: int) -> AdkError:
         if self._closed:
@@ -227,15 +238,26 @@ class WorkerProcess:
             how = f"exited with code {returncode}"
         when = "while answering" if self.info else "while loading the model"
         last = self._last_lines()
-        hint = ("It ran with extra_buffer_types=True (llama.cpp's AMX/repacked fast path), which crashes on some "
-                "CPUs: leave that option off. " if self.extra_buffer_types else "")
+        hint = (
+            "It ran with extra_buffer_types=True (llama.cpp's AMX/repacked fast path), which crashes on some "
+            "CPUs: leave that option off. "
+            if self.extra_buffer_types
+            else ""
+        )
         return AdkError(
-            "model", "unavailable", "local_model_died",
+            "model",
+            "unavailable",
+            "local_model_died",
             f"The local model process of {self.label!r} (pid {self._proc.pid}) {how} {when}"
             + (f"; its last output: {last}" if last else "")
             + ". Only that process died: your kernel or program and its variables are fine, and the next run "
-            "starts the model again. " + hint
+            "starts the model again. "
+            + hint
             + "For a real provider instead, set GOOGLE_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY.",
-            details={"pid": self._proc.pid, "returncode": returncode, "signal": name,
-                     "stderr": list(self.stderr_tail)[-10:]},
+            details={
+                "pid": self._proc.pid,
+                "returncode": returncode,
+                "signal": name,
+                "stderr": list(self.stderr_tail)[-10:],
+            },
         )

@@ -114,8 +114,14 @@ class Worker:
         self.stop = [eos] if eos else []
         self.llama = llama
         used = getattr(llama.model_params, "use_extra_bufts", None) if applied else None
-        self.send({"type": "ready", "pid": os.getpid(), "extra_buffer_types": None if used is None else bool(used),
-                   "chat_template": bool(template)})
+        self.send(
+            {
+                "type": "ready",
+                "pid": os.getpid(),
+                "extra_buffer_types": None if used is None else bool(used),
+                "chat_template": bool(template),
+            }
+        )
 
     # -- completions -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -129,13 +135,28 @@ class Worker:
                 self.current = (rid, stop)
             try:
                 if stop.is_set():
-                    self.send({"type": "done", "id": rid, "text": "", "finish": "cancelled", "prompt_tokens": 0,
-                               "output_tokens": 0})
+                    self.send(
+                        {
+                            "type": "done",
+                            "id": rid,
+                            "text": "",
+                            "finish": "cancelled",
+                            "prompt_tokens": 0,
+                            "output_tokens": 0,
+                        }
+                    )
                 else:
                     self.complete(request, stop)
             except Exception as exc:  # noqa: BLE001 - reported to the parent, the worker goes on
-                self.send({"type": "error", "id": rid, "code": "local_model_error", "category": "internal",
-                           "message": f"llama.cpp failed: {type(exc).__name__}: {exc}"})
+                self.send(
+                    {
+                        "type": "error",
+                        "id": rid,
+                        "code": "local_model_error",
+                        "category": "internal",
+                        "message": f"llama.cpp failed: {type(exc).__name__}: {exc}",
+                    }
+                )
             finally:
                 with self.state_lock:
                     self.current = None
@@ -146,14 +167,22 @@ class Worker:
 
         rid, llama = request["id"], self.llama
         prompt = self.format(messages=request["messages"]).prompt + request.get("prefix", "")
-        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=not (self.bos and prompt.startswith(self.bos)),
-                                special=True)
+        tokens = llama.tokenize(
+            prompt.encode("utf-8"), add_bos=not (self.bos and prompt.startswith(self.bos)), special=True
+        )
         room = llama.n_ctx() - len(tokens) - 1
         if room < 8:
-            self.send({"type": "error", "id": rid, "code": "context_overflow", "category": "invalid_input",
-                       "message": f"The conversation is {len(tokens)} tokens long, too long for the local model's "
-                                  f"context window (n_ctx={llama.n_ctx()}). Pass LocalModel(n_ctx=...) a larger "
-                                  "window, or start a new session."})
+            self.send(
+                {
+                    "type": "error",
+                    "id": rid,
+                    "code": "context_overflow",
+                    "category": "invalid_input",
+                    "message": f"The conversation is {len(tokens)} tokens long, too long for the local model's "
+                    f"context window (n_ctx={llama.n_ctx()}). Pass LocalModel(n_ctx=...) a larger "
+                    "window, or start a new session.",
+                }
+            )
             return
         stream = bool(request.get("stream"))
         chunks = llama.create_completion(
@@ -186,8 +215,16 @@ class Worker:
         # Streamed chunks carry no usage; the text's tokens are what was generated.
         generated = len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
         reason = "cancelled" if stop.is_set() else "max_tokens" if finish == "length" else "stop"
-        self.send({"type": "done", "id": rid, "text": text, "finish": reason, "prompt_tokens": len(tokens),
-                   "output_tokens": generated})
+        self.send(
+            {
+                "type": "done",
+                "id": rid,
+                "text": text,
+                "finish": reason,
+                "prompt_tokens": len(tokens),
+                "output_tokens": generated,
+            }
+        )
 
     def grammar(self, spec: dict[str, Any] | None) -> Any:
         """The grammar a request names, made once: the same tool schemas come with every call."""
@@ -255,8 +292,15 @@ def main() -> int:
     try:
         worker.load(json.loads(first))
     except Exception as exc:  # noqa: BLE001 - the parent turns this into its error
-        worker.send({"type": "error", "id": None, "code": "model_load_failed", "category": "invalid_input",
-                     "message": f"{type(exc).__name__}: {exc}"})
+        worker.send(
+            {
+                "type": "error",
+                "id": None,
+                "code": "model_load_failed",
+                "category": "invalid_input",
+                "message": f"{type(exc).__name__}: {exc}",
+            }
+        )
         return 3
     threading.Thread(target=worker.read, args=(sys.stdin,), name="adk-worker-reader", daemon=True).start()
     worker.serve()

@@ -57,9 +57,28 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIModel"]
 
-_FINISH: dict[str | None, str | None] = {"stop": "stop", "length": "max_tokens", "content_filter": "safety", "tool_calls": "tool_calls", "function_call": "tool_calls"}
-_ERROR_CATEGORY = {400: "invalid_input", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout", 429: "rate_limited"}
-_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+_FINISH: dict[str | None, str | None] = {
+    "stop": "stop",
+    "length": "max_tokens",
+    "content_filter": "safety",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+}
+_ERROR_CATEGORY = {
+    400: "invalid_input",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    408: "timeout",
+    429: "rate_limited",
+}
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
 
 
 class OpenAIModel(Llm):
@@ -109,14 +128,22 @@ class OpenAIModel(Llm):
         self.model = model
         if provider_name is not None:
             if provider is not None:
-                raise AdkError.config("Pass OpenAIModel(provider=...) or provider_name=, not both.",
-                                      code="conflicting_options")
+                raise AdkError.config(
+                    "Pass OpenAIModel(provider=...) or provider_name=, not both.", code="conflicting_options"
+                )
             provider = provider_name
         name = provider if isinstance(provider, str) else None
         self.provider = chosen_provider(
-            "OpenAIModel", None if isinstance(provider, str) else provider,
-            lambda **options: openai_provider(name, **options), api_key=api_key, base_url=base_url,
-            headers=extra_headers, http_client=http_client, retry=retry, timeout=timeout, idle_timeout=idle_timeout,
+            "OpenAIModel",
+            None if isinstance(provider, str) else provider,
+            lambda **options: openai_provider(name, **options),
+            api_key=api_key,
+            base_url=base_url,
+            headers=extra_headers,
+            http_client=http_client,
+            retry=retry,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
         )
 
     @property
@@ -173,7 +200,8 @@ class OpenAIModel(Llm):
         config = request.config
         if config.tool_choice is not None and request.tools:
             body["tool_choice"] = (
-                config.tool_choice if config.tool_choice in ("auto", "none", "required")
+                config.tool_choice
+                if config.tool_choice in ("auto", "none", "required")
                 else {"type": "function", "function": {"name": config.tool_choice}}
             )
         if config.temperature is not None:
@@ -226,9 +254,13 @@ class OpenAIModel(Llm):
             function = p.get_dict(call, "function", where)
             call_id, name = p.get_str(call, "id", where), p.get_str(function, "name", f"{where}.function") or ""
             arguments = _arguments(p, function, f"{where}.function")
-            parts.append(Part(function_call=_function_call(p, call_id, name, arguments, finish, f"{where}.function.arguments")))
+            parts.append(
+                Part(function_call=_function_call(p, call_id, name, arguments, finish, f"{where}.function.arguments"))
+            )
         content = p.final(Content("model", parts))
-        return LlmResponse(content, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, p.get_dict(data, "usage")))
+        return LlmResponse(
+            content, finish_reason=_FINISH.get(finish, finish), usage=_usage(p, p.get_dict(data, "usage"))
+        )
 
     async def _stream(self, transport: HttpTransport, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
         """The per-chunk path: one JSON decode, a few dict lookups, one small response per text delta.
@@ -281,7 +313,9 @@ class OpenAIModel(Llm):
                                     reasoning = _delta_extras(p, delta, texts, calls, slot_of)
                                     if reasoning:
                                         thoughts.append(reasoning)
-                                        yield LlmResponse(Content("model", [Part(reasoning, thought=True)]), True, False)
+                                        yield LlmResponse(
+                                            Content("model", [Part(reasoning, thought=True)]), True, False
+                                        )
                             elif delta is not None and type(delta) is not dict:
                                 raise p.wrong("choices[0].delta", delta, dict)
                             reason = choice.get("finish_reason")
@@ -308,9 +342,12 @@ class OpenAIModel(Llm):
         if done and not answered:  # [DONE] after chunks with no choices: no answer at all
             raise self._no_choices(p)
         if not done and finish is None:
-            raise p.error("unavailable", "stream_interrupted",
-                          f"The {self.provider_name} stream ended before the answer was complete (no finish reason, "
-                          "no [DONE]). Run the request again.")
+            raise p.error(
+                "unavailable",
+                "stream_interrupted",
+                f"The {self.provider_name} stream ended before the answer was complete (no finish reason, "
+                "no [DONE]). Run the request again.",
+            )
         parts: list[Part] = []
         if thoughts:
             parts.append(Part(text="".join(thoughts), thought=True))
@@ -335,8 +372,9 @@ class OpenAIModel(Llm):
         return p.error(category, "provider_error", f"{self.provider_name} reported an error: {message}")
 
 
-def _function_call(p: Payload, call_id: str | None, name: str, arguments: str | dict[str, Any] | None,
-                   finish: str | None, field: str) -> FunctionCall:
+def _function_call(
+    p: Payload, call_id: str | None, name: str, arguments: str | dict[str, Any] | None, finish: str | None, field: str
+) -> FunctionCall:
     if isinstance(arguments, dict):  # a few servers send an object rather than JSON text
         return FunctionCall(name, p.checked_depth(arguments, field), call_id)
     if not arguments or not arguments.strip():
@@ -359,14 +397,18 @@ def _function_call(p: Payload, call_id: str | None, name: str, arguments: str | 
     return malformed_call(name, arguments, problem, call_id)
 
 
-def _add_response_format(body: dict[str, Any], schema: dict[str, Any] | None, mime: str | None,
-                         json_schema: bool) -> None:
+def _add_response_format(
+    body: dict[str, Any], schema: dict[str, Any] | None, mime: str | None, json_schema: bool
+) -> None:
     if schema is None and mime != "application/json":
         return
     hint = "Respond with JSON."
     if schema is not None and json_schema:
         name = "".join(c if c.isalnum() or c in "_-" else "_" for c in str(schema.get("title") or "response"))[:64]
-        body["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": False},
+        }
     else:
         # A server that knows only json_object (DeepSeek) gets the schema in the instruction.
         body["response_format"] = {"type": "json_object"}
@@ -393,8 +435,9 @@ def _arguments(p: Payload, function: dict[str, Any], at: str) -> str | dict[str,
     raise p.wrong(f"{at}.arguments", value, str)
 
 
-def _delta_extras(p: Payload, delta: dict[str, Any], texts: list[str], calls: list[list[Any]],
-                  slot_of: dict[int, int]) -> str | None:
+def _delta_extras(
+    p: Payload, delta: dict[str, Any], texts: list[str], calls: list[list[Any]], slot_of: dict[int, int]
+) -> str | None:
     """The rarer fields of a delta: a refusal (joins the text), tool-call pieces; returns the reasoning text."""
     at = "choices[0].delta"
     refusal = p.get_str(delta, "refusal", at)
@@ -405,7 +448,9 @@ def _delta_extras(p: Payload, delta: dict[str, Any], texts: list[str], calls: li
     return p.get_str(delta, "reasoning_content", at) or p.get_str(delta, "reasoning", at)
 
 
-def _add_tool_delta(p: Payload, delta: dict[str, Any], at: str, calls: list[list[Any]], slot_of: dict[int, int]) -> None:
+def _add_tool_delta(
+    p: Payload, delta: dict[str, Any], at: str, calls: list[list[Any]], slot_of: dict[int, int]
+) -> None:
     index = p.get_int(delta, "index", at) or 0
     call_id = p.get_str(delta, "id", at)
     slot = slot_of.get(index)
@@ -424,7 +469,9 @@ def _add_tool_delta(p: Payload, delta: dict[str, Any], at: str, calls: list[list
             entry[1] = name if not entry[1] or entry[1] == name else entry[1] + name
         arguments = _arguments(p, function, f"{at}.function")
         if arguments:
-            entry[2].append(arguments if isinstance(arguments, str) else json.dumps(p.checked_depth(arguments, entry[3])))
+            entry[2].append(
+                arguments if isinstance(arguments, str) else json.dumps(p.checked_depth(arguments, entry[3]))
+            )
 
 
 def _reasoning_effort(thinking: ThinkingConfig | None) -> str | None:
@@ -467,7 +514,13 @@ def _to_messages(content: Content) -> list[dict[str, Any]]:
     for part in content.parts:
         response = part.function_response
         if response is not None:
-            messages.append({"role": "tool", "tool_call_id": response.id or f"call_{response.name}", "content": json.dumps(response.response)})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": response.id or f"call_{response.name}",
+                    "content": json.dumps(response.response),
+                }
+            )
             images = [_media_part(p) for p in response.parts if p.is_media()]
             if images:
                 media.append({"type": "text", "text": f"Images returned by tool {response.name} (call {response.id}):"})
@@ -496,7 +549,11 @@ def _assistant_message(content: Content) -> dict[str, Any]:
     calls = [p.function_call for p in content.parts if p.function_call is not None]
     if calls:
         message["tool_calls"] = [
-            {"id": c.id or f"call_{c.name}", "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
+            {
+                "id": c.id or f"call_{c.name}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.args)},
+            }
             for c in calls
         ]
     return message
@@ -507,9 +564,15 @@ def _media_part(part: Part) -> dict[str, Any]:
     if part.inline_data is not None:
         data = part.inline_data.data
         if mime.startswith("image/"):
-            return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"}}
+            return {
+                "type": "image_url",
+                "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"},
+            }
         if mime in _AUDIO_FORMATS:
-            return {"type": "input_audio", "input_audio": {"data": base64.b64encode(data).decode("ascii"), "format": _AUDIO_FORMATS[mime]}}
+            return {
+                "type": "input_audio",
+                "input_audio": {"data": base64.b64encode(data).decode("ascii"), "format": _AUDIO_FORMATS[mime]},
+            }
         if mime == "application/pdf":
             encoded = base64.b64encode(data).decode("ascii")
             return {"type": "file", "file": {"filename": "document.pdf", "file_data": f"data:{mime};base64,{encoded}"}}

@@ -119,9 +119,7 @@ class Provider:
     key_format: ClassVar[str] = "Bearer {}"
     api_headers: ClassVar[dict[str, str]] = {}
 
-    def __init__(
-        self, *, base_url: str | None = None, **connection: Unpack[Connection]
-    ) -> None:
+    def __init__(self, *, base_url: str | None = None, **connection: Unpack[Connection]) -> None:
         url = base_url or self._default_base_url()
         if not url:
             raise AdkError.config(
@@ -173,9 +171,7 @@ class Provider:
         return key
 
     def missing_key(self) -> AdkError:
-        remedy = f"pass {self.model_class}(api_key=...)" + (
-            f" ({self.key_help})" if self.key_help else ""
-        )
+        remedy = f"pass {self.model_class}(api_key=...)" + (f" ({self.key_help})" if self.key_help else "")
         return missing_api_key(self.model_class, self.key_variables, remedy)
 
     @property
@@ -340,9 +336,7 @@ class OllamaProvider(OpenAICompatibleProvider):
             hostname = f"[{hostname}]"
         port = parts.port or (443 if parts.scheme == "https" else 11434)
         path = parts.path.rstrip("/")
-        return f"{parts.scheme}://{hostname}:{port}{path}" + (
-            "" if path.endswith("/v1") else "/v1"
-        )
+        return f"{parts.scheme}://{hostname}:{port}{path}" + ("" if path.endswith("/v1") else "/v1")
 
 
 class VLLMProvider(OpenAICompatibleProvider):
@@ -387,9 +381,7 @@ _SHORTHAND_DEFAULTS: dict[str, Any] = {
 }
 
 
-def chosen_provider(
-    model_class: str, provider: P | None, make: Callable[..., P], **shorthand: Any
-) -> P:
+def chosen_provider(model_class: str, provider: P | None, make: Callable[..., P], **shorthand: Any) -> P:
     """A model's provider: `provider` when one is passed, else `make(**shorthand)`.
 
     The shorthand (api_key=, base_url=, http_client=, ...) builds the model's own provider; a
@@ -398,11 +390,7 @@ def chosen_provider(
     """
     if provider is None:
         return make(**shorthand)
-    given = sorted(
-        k
-        for k, v in shorthand.items()
-        if v is not None and v != _SHORTHAND_DEFAULTS.get(k)
-    )
+    given = sorted(k for k, v in shorthand.items() if v is not None and v != _SHORTHAND_DEFAULTS.get(k))
     if given:
         raise AdkError.config(
             f"{model_class}(provider=...) takes its connection from the provider: pass {', '.join(given)} to "

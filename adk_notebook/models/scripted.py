@@ -60,8 +60,9 @@ async def _replay(response: LlmResponse, stream: bool) -> AsyncIterator[LlmRespo
         for part in response.content.parts:
             if part.text:  # thoughts stream too, as a provider's thought chunks
                 for chunk in _WORDS.findall(part.text):
-                    yield LlmResponse(Content("model", [Part(text=chunk, thought=part.thought)]), partial=True,
-                                      turn_complete=False)
+                    yield LlmResponse(
+                        Content("model", [Part(text=chunk, thought=part.thought)]), partial=True, turn_complete=False
+                    )
     yield response
 
 

@@ -16,8 +16,16 @@ from ..models.base import Llm
 from ..models.registry import describe, model_id
 from .render import escape, table_html
 
-__all__ = ["Display", "Table", "agent_model_label", "instruction_text", "json_text", "model_label", "one_line",
-           "pre_html"]
+__all__ = [
+    "Display",
+    "Table",
+    "agent_model_label",
+    "instruction_text",
+    "json_text",
+    "model_label",
+    "one_line",
+    "pre_html",
+]
 
 
 class Display:
@@ -40,7 +48,11 @@ class Table(Display):
     def __init__(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "") -> None:
         self.title, self.headers, self.rows = title, list(headers), [[_cell(v) for v in row] for row in rows]
         body = table_html(self.headers, self.rows) if self.rows else ""
-        html = f"<div><b>{escape(title)}</b>{body}" + (f"<div style=\"opacity:.7\">{escape(note)}</div>" if note else "") + "</div>"
+        html = (
+            f"<div><b>{escape(title)}</b>{body}"
+            + (f'<div style="opacity:.7">{escape(note)}</div>' if note else "")
+            + "</div>"
+        )
         super().__init__(html, _text_table(title, self.headers, self.rows, note))
 
 

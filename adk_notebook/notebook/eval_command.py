@@ -30,9 +30,7 @@ __all__ = ["eval_command"]
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, as IPython shows a UsageError
-        raise UsageError(
-            f"%adk eval: {message}. Usage: %adk eval AGENT PATH | %adk eval save AGENT --to PATH"
-        )
+        raise UsageError(f"%adk eval: {message}. Usage: %adk eval AGENT PATH | %adk eval save AGENT --to PATH")
 
 
 def _parsers() -> tuple[_Parser, _Parser]:
@@ -66,41 +64,25 @@ def eval_command(workspace: Workspace, line: str) -> EvalReport | Display:
     try:
         criteria = None if args.criteria is None else json.loads(args.criteria)
     except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"%adk eval: --criteria is not JSON ({exc}): {args.criteria}"
-        ) from None
+        raise UsageError(f"%adk eval: --criteria is not JSON ({exc}): {args.criteria}") from None
     agent = workspace.agent(args.agent)
     try:
-        return run_sync(
-            evaluate(agent, args.path, criteria, max_concurrency=args.max_concurrency)
-        )
+        return run_sync(evaluate(agent, args.path, criteria, max_concurrency=args.max_concurrency))
     except AdkError as exc:
         raise UsageError(f"%adk eval: {exc}") from None
 
 
 def _save(workspace: Workspace, args: argparse.Namespace) -> Display:
-    agent, session, user, session_id = workspace._session(
-        args.agent, args.session, args.user
-    )
+    agent, session, user, session_id = workspace._session(args.agent, args.session, args.user)
     if session is None or not session.events:
         raise UsageError(
             f"%adk eval save: {args.agent} has no session {session_id!r} with a conversation; "
             f"run %%chat {args.agent} --session {session_id} first."
         )
     path = Path(args.to)
-    evalset = (
-        EvalSet.load(path)
-        if path.exists()
-        else EvalSet(eval_set_id=path.name.split(".")[0])
-    )
-    written = {
-        k for e in session.events if e.author != "user" for k in e.actions.state_delta
-    }
-    start = {
-        k: v
-        for k, v in session.state.items()
-        if k not in written and not k.startswith("temp:")
-    }
+    evalset = EvalSet.load(path) if path.exists() else EvalSet(eval_set_id=path.name.split(".")[0])
+    written = {k for e in session.events if e.author != "user" for k in e.actions.state_delta}
+    start = {k: v for k, v in session.state.items() if k not in written and not k.startswith("temp:")}
     case = case_from_events(
         session.events,
         args.case or session_id,

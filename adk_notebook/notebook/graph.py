@@ -114,9 +114,7 @@ def _add(graph: AgentGraph, parent: str | None, node: Node, kind: str) -> bool:
     return True
 
 
-def _walk(
-    graph: AgentGraph, agent: Agent, parent: str | None, via: str = "tree"
-) -> str:
+def _walk(graph: AgentGraph, agent: Agent, parent: str | None, via: str = "tree") -> str:
     node_id = f"agent:{agent.name}"
     kind = _kind(agent)
     if not _add(graph, parent, Node(node_id, agent.name, kind, agent.name), via):
@@ -211,9 +209,7 @@ def layout(graph: AgentGraph) -> dict[str, Any]:
             path = f"M{x1:g},{y1:g} L{x2:g},{y2:g}"
         edges.append({"kind": e.kind, "d": path})
     width = round(max(next_leaf, 1) * step)
-    height = (
-        max(depth.values()) * (NODE_H + GAP_Y) + NODE_H + GAP_Y // 2
-    )  # a quarter gap above and below
+    height = max(depth.values()) * (NODE_H + GAP_Y) + NODE_H + GAP_Y // 2  # a quarter gap above and below
     return {
         "width": width,
         "height": height,
@@ -228,9 +224,7 @@ def layout(graph: AgentGraph) -> dict[str, Any]:
 def run_graph(agent: Agent) -> dict[str, Any] | None:
     """The layout a run view shows above its lanes: only for a tree of more than one agent."""
     graph = agent_graph(agent)
-    return (
-        layout(graph) if sum(1 for n in graph.nodes.values() if n.agent) > 1 else None
-    )
+    return layout(graph) if sum(1 for n in graph.nodes.values() if n.agent) > 1 else None
 
 
 # -- Mermaid -------------------------------------------------------------------------------
@@ -254,12 +248,6 @@ def graph_mermaid(graph: AgentGraph) -> str:
     lines = ["flowchart TD"]
     for node_id, node in graph.nodes.items():
         label = _mermaid_label(f"{node.label} ({node.kind})")
-        lines.append(
-            f'    {ids[node_id]}("{label}")'
-            if node.agent
-            else f'    {ids[node_id]}["{label}"]'
-        )
-    lines.extend(
-        f"    {ids[e.source]} {_ARROWS[e.kind]} {ids[e.target]}" for e in graph.edges
-    )
+        lines.append(f'    {ids[node_id]}("{label}")' if node.agent else f'    {ids[node_id]}["{label}"]')
+    lines.extend(f"    {ids[e.source]} {_ARROWS[e.kind]} {ids[e.target]}" for e in graph.edges)
     return "\n".join(lines)

@@ -94,8 +94,12 @@ class ChatResult(RunResult):
 
     def summary(self) -> str:
         calls = sum(len(e.function_calls()) for e in self.events if not e.partial)
-        parts = [f"{self.agent_name}" if self.agent_name else "run", f"session {self.session_id!r}",
-                 f"{len(self.events)} events", f"{calls} tool call{'' if calls == 1 else 's'}"]
+        parts = [
+            f"{self.agent_name}" if self.agent_name else "run",
+            f"session {self.session_id!r}",
+            f"{len(self.events)} events",
+            f"{calls} tool call{'' if calls == 1 else 's'}",
+        ]
         if self.usage.total_tokens:
             parts.append(f"{self.usage.total_tokens} tokens")
         return f"<ChatResult: {', '.join(parts)} — .text .events .state .usage>"
@@ -140,8 +144,13 @@ class ChatPlan:
     notice: str | None = None  # one line the view shows about that model (a tiny demo model)
 
     def view_kwargs(self) -> dict[str, Any]:
-        kwargs = {"agent_name": self.agent.name, "prompt": self.message, "session_id": self.session_id,
-                  "model": self.model, "notice": self.notice}
+        kwargs = {
+            "agent_name": self.agent.name,
+            "prompt": self.message,
+            "session_id": self.session_id,
+            "model": self.model,
+            "notice": self.notice,
+        }
         graph = run_graph(self.agent)
         return {**kwargs, "graph": graph} if graph else kwargs
 
@@ -200,12 +209,14 @@ async def drive(plan: ChatPlan, emit: Callable[[Event], None]) -> ChatResult:
     await open_session(plan)
     runner = Runner(app_name=plan.agent.name, agent=plan.agent, session_service=plan.session_service)
     try:
-        result = await runner.run_to_result(user_id=plan.user_id, session_id=plan.session_id,
-                                            content=Content.user(plan.message), on_event=emit)
+        result = await runner.run_to_result(
+            user_id=plan.user_id, session_id=plan.session_id, content=Content.user(plan.message), on_event=emit
+        )
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Stopped(exc) from None
-    return ChatResult.from_events(result.events, result.session_id, result.state, agent_name=plan.agent.name,
-                                  trace=result.trace)
+    return ChatResult.from_events(
+        result.events, result.session_id, result.state, agent_name=plan.agent.name, trace=result.trace
+    )
 
 
 class _Cancel:
@@ -226,7 +237,9 @@ class _Cancel:
             loop.call_soon_threadsafe(task.cancel)
 
 
-def _conclude(view: View, cancel: _Cancel, *, result: ChatResult | None = None, error: BaseException | None = None) -> ChatResult | None:
+def _conclude(
+    view: View, cancel: _Cancel, *, result: ChatResult | None = None, error: BaseException | None = None
+) -> ChatResult | None:
     """Give the view its final state; turn the outcome into what the cell returns or raises."""
     if isinstance(error, _Stopped):
         error = error.exc
@@ -368,7 +381,9 @@ class ChatTransformer:
         return f"{match['indent']}{match['assign']}await {CHAT_FUNCTION}({match['arg']}){match['end']}"
 
 
-_QUESTION = re.compile(r"^(?P<indent>[ \t]*)(?P<assign>(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?)%chat[ \t]+(?P<arg>\S+[ \t]+\S.*\?)[ \t]*(?P<end>\r?\n?)$")
+_QUESTION = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<assign>(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?)%chat[ \t]+(?P<arg>\S+[ \t]+\S.*\?)[ \t]*(?P<end>\r?\n?)$"
+)
 
 
 class QuestionGuard:

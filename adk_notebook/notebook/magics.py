@@ -63,8 +63,20 @@ def _parse(magic: Callable[..., Any], line: str, prefix: str) -> Any:
 
 
 _WORKFLOWS = ("sequential", "parallel", "loop", "map")
-_WORKFLOW_REFUSES = ("model", "tools", "toolsets", "strategy", "max_iterations", "output_key", "output_schema",
-                     "include_contents", "sub_agents", "agent_tools", "items", "max_concurrency")
+_WORKFLOW_REFUSES = (
+    "model",
+    "tools",
+    "toolsets",
+    "strategy",
+    "max_iterations",
+    "output_key",
+    "output_schema",
+    "include_contents",
+    "sub_agents",
+    "agent_tools",
+    "items",
+    "max_concurrency",
+)
 
 
 def _names(values: Sequence[str] | None) -> list[str]:
@@ -84,7 +96,11 @@ class AdkMagics(Magics):
     @magic_arguments("%tool")
     @argument("--read-only", action="store_true", help="The tool only reads (no side effects).")
     @argument("--concurrency-safe", action="store_true", help="Calls may run at the same time as others.")
-    @argument("--long-running", action="store_true", help="It starts a long operation; the model is told not to call it again.")
+    @argument(
+        "--long-running",
+        action="store_true",
+        help="It starts a long operation; the model is told not to call it again.",
+    )
     @argument("--name", help="The tool's name for the model (the cell must define one function).")
     @no_var_expand
     @cell_magic
@@ -103,8 +119,13 @@ class AdkMagics(Magics):
             raise UsageError("%%tool: the cell raised an error (above); no tool was registered.")
         missing = object()
         defined = {k: v for k, v in namespace.items() if before.get(k, missing) is not v}
-        tools = self.workspace.define_tools(defined, read_only=args.read_only, concurrency_safe=args.concurrency_safe,
-                                            long_running=args.long_running, name=args.name)
+        tools = self.workspace.define_tools(
+            defined,
+            read_only=args.read_only,
+            concurrency_safe=args.concurrency_safe,
+            long_running=args.long_running,
+            name=args.name,
+        )
         return tool_cards(tools)
 
     def _run_body(self, cell: str) -> bool:
@@ -127,23 +148,39 @@ class AdkMagics(Magics):
 
     @magic_arguments("%agent")
     @argument("name", help="The agent's name; the agent is bound to this variable.")
-    @argument("--model", help="A model string (auto, gemini-2.5-flash, openai:gpt-4o-mini, ...) or the name of a "
-              "variable holding a model (e.g. a ScriptedModel). Default: %%%%adk model (auto).")
+    @argument(
+        "--model",
+        help="A model string (auto, gemini-2.5-flash, openai:gpt-4o-mini, ...) or the name of a "
+        "variable holding a model (e.g. a ScriptedModel). Default: %%%%adk model (auto).",
+    )
     @argument("--tools", action="append", metavar="A,B", help="Tools by name (from %%%%tool, or variables).")
     @argument("--toolsets", action="append", metavar="X,Y", help="Variables holding Toolsets.")
     @argument("--strategy", choices=["sequential", "parallel", "auto"], help="How one turn's tool calls run.")
     @argument("--max-iterations", type=int, metavar="N", help="Most model calls per message (default 100).")
     @argument("--output-key", metavar="K", help="Save the final answer in session state under K.")
-    @argument("--output-schema", metavar="VAR", help="A variable holding a pydantic model or JSON schema for the answer.")
-    @argument("--include-contents", choices=["default", "none"], help="Send the conversation so far, or only this message.")
+    @argument(
+        "--output-schema", metavar="VAR", help="A variable holding a pydantic model or JSON schema for the answer."
+    )
+    @argument(
+        "--include-contents", choices=["default", "none"], help="Send the conversation so far, or only this message."
+    )
     @argument("--description", help="What the agent does.")
-    @argument("--sub-agents", action="append", metavar="A,B", help="Agents it may hand the conversation to "
-              "(transfer_to_agent).")
+    @argument(
+        "--sub-agents",
+        action="append",
+        metavar="A,B",
+        help="Agents it may hand the conversation to (transfer_to_agent).",
+    )
     @argument("--agent-tools", action="append", metavar="A,B", help="Agents it may call as tools (AgentTool).")
     @argument("--sequential", metavar="A,B", help="Not an LLM agent: run these agents one after another.")
-    @argument("--parallel", metavar="A,B", help="Not an LLM agent: run these agents at the same time, each in its branch.")
-    @argument("--loop", metavar="A,B", help="Not an LLM agent: run these in turn until one calls exit_loop or "
-              "--max-iterations rounds are done.")
+    @argument(
+        "--parallel", metavar="A,B", help="Not an LLM agent: run these agents at the same time, each in its branch."
+    )
+    @argument(
+        "--loop",
+        metavar="A,B",
+        help="Not an LLM agent: run these in turn until one calls exit_loop or --max-iterations rounds are done.",
+    )
     @argument("--map", metavar="A", help="Not an LLM agent: run A once per item of the state list --items.")
     @argument("--items", metavar="KEY", help="--map: the state key of the list to map over.")
     @argument("--max-concurrency", type=int, metavar="N", help="--map: most items running at once (default: all).")
@@ -164,10 +201,19 @@ class AdkMagics(Magics):
             if getattr(args, option) is not None:
                 raise UsageError(f"%%agent {args.name}: --{option.replace('_', '-')} is for --map.")
         agent = self.workspace.define_agent(
-            args.name, cell.strip(), model=args.model, tools=_names(args.tools), toolsets=_names(args.toolsets),
-            strategy=args.strategy, max_iterations=args.max_iterations, output_key=args.output_key,
-            output_schema=args.output_schema, include_contents=args.include_contents, description=args.description,
-            sub_agents=_names(args.sub_agents), agent_tools=_names(args.agent_tools),
+            args.name,
+            cell.strip(),
+            model=args.model,
+            tools=_names(args.tools),
+            toolsets=_names(args.toolsets),
+            strategy=args.strategy,
+            max_iterations=args.max_iterations,
+            output_key=args.output_key,
+            output_schema=args.output_schema,
+            include_contents=args.include_contents,
+            description=args.description,
+            sub_agents=_names(args.sub_agents),
+            agent_tools=_names(args.agent_tools),
         )
         card = agent_card(agent)
         if agent.sub_agents or any(isinstance(t, AgentTool) for t in agent.tools):
@@ -185,19 +231,31 @@ class AdkMagics(Magics):
         given = [o for o in _WORKFLOW_REFUSES if getattr(args, o) and o not in allowed]
         if given:
             flags = ", ".join("--" + o.replace("_", "-") for o in given)
-            raise UsageError(f"%%agent {name} --{kind}: {flags} {'is' if len(given) == 1 else 'are'} not for a "
-                             f"{kind} agent (it runs other agents; give those options to them).")
+            raise UsageError(
+                f"%%agent {name} --{kind}: {flags} {'is' if len(given) == 1 else 'are'} not for a "
+                f"{kind} agent (it runs other agents; give those options to them)."
+            )
         agent = self.workspace.define_workflow(
-            name, kind, _names([agents]), description=args.description or body, max_iterations=args.max_iterations,
-            items_key=args.items, output_key=args.output_key, max_concurrency=args.max_concurrency,
+            name,
+            kind,
+            _names([agents]),
+            description=args.description or body,
+            max_iterations=args.max_iterations,
+            items_key=args.items,
+            output_key=args.output_key,
+            max_concurrency=args.max_concurrency,
         )
         graph = self.workspace.graph_view(agent.name)
         line = f"agent {name}: {kind} of {', '.join(a.name for a in agent.sub_agents)}"
         return Display(f"<div>agent <code><b>{escape(name)}</b></code> · {escape(kind)}</div>{graph.html}", line)
 
     @magic_arguments("%mcp")
-    @argument("--timeout", type=float, metavar="S", help="Seconds one tool call may take (default 30; a server's "
-              "own \"timeout\" wins).")
+    @argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help='Seconds one tool call may take (default 30; a server\'s own "timeout" wins).',
+    )
     @no_var_expand
     @cell_magic
     def mcp(self, line: str, cell: str) -> Display:
@@ -215,11 +273,21 @@ class AdkMagics(Magics):
     @magic_arguments("%chat")
     @argument("agent", help="The agent's name (from %%%%agent, or a variable holding an agent).")
     @argument("message", nargs="*", help="%%chat only: the message, the rest of the line.")
-    @argument("--session", metavar="ID", help="The session to use (created when new); it becomes the current one. "
-              "Without it the agent's current session (s1 at first) goes on.")
+    @argument(
+        "--session",
+        metavar="ID",
+        help="The session to use (created when new); it becomes the current one. "
+        "Without it the agent's current session (s1 at first) goes on.",
+    )
     @argument("--user", metavar="U", help="The user id (default: user).")
-    @argument("--state", nargs="+", action="extend", metavar="KEY=VALUE", default=[],
-              help="Session state: the initial state of a new session, or changes to an existing one.")
+    @argument(
+        "--state",
+        nargs="+",
+        action="extend",
+        metavar="KEY=VALUE",
+        default=[],
+        help="Session state: the initial state of a new session, or changes to an existing one.",
+    )
     @argument("--new-session", action="store_true", help="Start a new session (with --session ID: start ID over).")
     @no_var_expand
     @line_cell_magic
@@ -252,25 +320,52 @@ class AdkMagics(Magics):
         else:
             args = _parse(self.chat, line, "%%chat")
             if args.message:
-                raise UsageError(f"%%chat: the message goes in the cell below the %%chat line, not after {args.agent!r}.")
+                raise UsageError(
+                    f"%%chat: the message goes in the cell below the %%chat line, not after {args.agent!r}."
+                )
             message = cell
-        return self.workspace.plan_chat(args.agent, message, session=args.session, user=args.user, state=args.state,
-                                        new_session=args.new_session)
+        return self.workspace.plan_chat(
+            args.agent, message, session=args.session, user=args.user, state=args.state, new_session=args.new_session
+        )
 
     @magic_arguments()
-    @argument("command", nargs="?",
-              choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp",
-                       "graph"],
-              help="What to show (default: tools and agents).")
-    @argument("target", nargs="?", help="The AGENT (state, request, graph), TOOL (schema), model STRING (model) or MCP "
-              "server (mcp).")
+    @argument(
+        "command",
+        nargs="?",
+        choices=[
+            "tools",
+            "agents",
+            "sessions",
+            "state",
+            "schema",
+            "request",
+            "reset",
+            "model",
+            "models",
+            "mcp",
+            "graph",
+        ],
+        help="What to show (default: tools and agents).",
+    )
+    @argument(
+        "target",
+        nargs="?",
+        help="The AGENT (state, request, graph), TOOL (schema), model STRING (model) or MCP server (mcp).",
+    )
     @argument("--session", metavar="ID", help="state/request: the session (default: the agent's current one).")
     @argument("--user", metavar="U", help="state/request: the user id.")
     @argument("--message", metavar="TEXT", help="request: the next user message to show in the contents.")
-    @argument("--provider", choices=["openai", "gemini", "anthropic", "all"],
-              help="request: the provider wire format(s) to show (default: the agent's model's, else all).")
-    @argument("--use", metavar="VAR|URL", help="sessions: keep chat sessions in this session service variable, or "
-              "the one a URL names (memory, sqlite:///chats.db, postgresql://...), from now on.")
+    @argument(
+        "--provider",
+        choices=["openai", "gemini", "anthropic", "all"],
+        help="request: the provider wire format(s) to show (default: the agent's model's, else all).",
+    )
+    @argument(
+        "--use",
+        metavar="VAR|URL",
+        help="sessions: keep chat sessions in this session service variable, or "
+        "the one a URL names (memory, sqlite:///chats.db, postgresql://...), from now on.",
+    )
     @argument("--mermaid", action="store_true", help="graph: print Mermaid flowchart text instead of drawing SVG.")
     @no_var_expand
     @line_magic

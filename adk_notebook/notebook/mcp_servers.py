@@ -112,8 +112,9 @@ class McpServers(Mapping[str, "McpToolset"]):
                 chosen[server] = None
             elif (some := chosen.setdefault(server, [])) is not None:
                 some.append(tool)
-        toolsets: list[Toolset] = [self._toolsets[s] if tools is None else self._toolsets[s].subset(tools)
-                                   for s, tools in chosen.items()]
+        toolsets: list[Toolset] = [
+            self._toolsets[s] if tools is None else self._toolsets[s].subset(tools) for s, tools in chosen.items()
+        ]
         return plain, toolsets
 
     def view(self, name: str | None) -> Display:
@@ -178,36 +179,47 @@ def parse_servers(text: str, environ: Mapping[str, str] | None = None) -> list[S
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"%%mcp: the cell is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}). "
-                         'Paste Claude Desktop\'s {"mcpServers": {...}} object.') from None
+        raise UsageError(
+            f"%%mcp: the cell is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}). "
+            'Paste Claude Desktop\'s {"mcpServers": {...}} object.'
+        ) from None
     servers = _servers(config)
     entries = []
     for name, spec in servers.items():
         where = f"%%mcp server {name!r}"
         if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise UsageError(f"%%mcp: the server name {name!r} may contain only letters, digits, '_' and '-' "
-                             "(it is how --tools names it).")
+            raise UsageError(
+                f"%%mcp: the server name {name!r} may contain only letters, digits, '_' and '-' "
+                "(it is how --tools names it)."
+            )
         if not isinstance(spec, dict):
-            raise UsageError(f"{where}: expected an object with \"command\" or \"url\", got {type(spec).__name__}.")
+            raise UsageError(f'{where}: expected an object with "command" or "url", got {type(spec).__name__}.')
         secrets: list[str] = []
         spec = _expand(spec, environ, where, secrets)
         kind = spec.get("type")
         if kind == "sse":
-            raise UsageError(f"{where}: the SSE transport is not supported; give the server's streamable HTTP "
-                             "endpoint (often .../mcp) as \"url\".")
+            raise UsageError(
+                f"{where}: the SSE transport is not supported; give the server's streamable HTTP "
+                'endpoint (often .../mcp) as "url".'
+            )
         if ("command" in spec) == ("url" in spec):
-            raise UsageError(f"{where}: give either \"command\" (a local server) or \"url\" (a running one).")
+            raise UsageError(f'{where}: give either "command" (a local server) or "url" (a running one).')
         timeout = spec.get("timeout")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise UsageError(f"{where}: \"timeout\" must be a positive number of seconds.")
+            raise UsageError(f'{where}: "timeout" must be a positive number of seconds.')
         try:
             if "command" in spec:
-                server: Any = StdioServer(spec["command"], _list(spec.get("args", []), where, "args"),
-                                          _map(spec.get("env"), where, "env"), spec.get("cwd"), secrets=secrets)
+                server: Any = StdioServer(
+                    spec["command"],
+                    _list(spec.get("args", []), where, "args"),
+                    _map(spec.get("env"), where, "env"),
+                    spec.get("cwd"),
+                    secrets=secrets,
+                )
                 known = _STDIO_KEYS
             else:
                 if kind is not None and kind not in _HTTP_TYPES:
-                    raise UsageError(f"{where}: unknown \"type\" {kind!r} for a URL (use \"http\").")
+                    raise UsageError(f'{where}: unknown "type" {kind!r} for a URL (use "http").')
                 server = HttpServer(spec["url"], _map(spec.get("headers"), where, "headers"), secrets=secrets)
                 known = _HTTP_KEYS
         except Exception as exc:  # AdkError from the server specs: a bad value
@@ -215,7 +227,9 @@ def parse_servers(text: str, environ: Mapping[str, str] | None = None) -> list[S
                 raise
             raise UsageError(f"{where}: {getattr(exc, 'message', exc)}") from None
         ignored = sorted(k for k in spec if k not in known | _COMMON_KEYS)
-        entries.append(ServerEntry(name, server, float(timeout) if timeout else None, ignored, spec.get("disabled") is True))
+        entries.append(
+            ServerEntry(name, server, float(timeout) if timeout else None, ignored, spec.get("disabled") is True)
+        )
     return entries
 
 
@@ -225,22 +239,26 @@ def _servers(config: Any) -> dict[str, Any]:
             if key in config:
                 inner = config[key]
                 if not isinstance(inner, dict):
-                    raise UsageError(f"%%mcp: \"{key}\" must be an object of servers by name.")
+                    raise UsageError(f'%%mcp: "{key}" must be an object of servers by name.')
                 return inner
         if config and all(isinstance(v, dict) and ("command" in v or "url" in v) for v in config.values()):
             return config  # just the servers, without the wrapper
-    raise UsageError('%%mcp: expected {"mcpServers": {"NAME": {"command": ..., "args": [...]}, '
-                     '"OTHER": {"url": "http://..."}}}.')
+    raise UsageError(
+        '%%mcp: expected {"mcpServers": {"NAME": {"command": ..., "args": [...]}, "OTHER": {"url": "http://..."}}}.'
+    )
 
 
 def _expand(value: Any, environ: Mapping[str, str], where: str, secrets: list[str]) -> Any:
     """`${VAR}` read from the environment in every string; the values read are secrets."""
     if isinstance(value, str):
+
         def read(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in environ:
-                raise UsageError(f"{where}: the environment has no variable {name}. Set it without printing it, "
-                                 f"e.g. os.environ[{name!r}] = getpass.getpass(), then run this cell again.")
+                raise UsageError(
+                    f"{where}: the environment has no variable {name}. Set it without printing it, "
+                    f"e.g. os.environ[{name!r}] = getpass.getpass(), then run this cell again."
+                )
             secrets.append(environ[name])
             return environ[name]
 
@@ -254,7 +272,7 @@ def _expand(value: Any, environ: Mapping[str, str], where: str, secrets: list[st
 
 def _list(value: Any, where: str, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-        raise UsageError(f"{where}: \"{key}\" must be a list of strings.")
+        raise UsageError(f'{where}: "{key}" must be a list of strings.')
     return [v if isinstance(v, str) else json.dumps(v) for v in value]
 
 
@@ -262,7 +280,7 @@ def _map(value: Any, where: str, key: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(v, (str, int, float, bool)) for v in value.values()):
-        raise UsageError(f"{where}: \"{key}\" must map names to strings.")  # never echo the values
+        raise UsageError(f'{where}: "{key}" must map names to strings.')  # never echo the values
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
@@ -283,10 +301,13 @@ def servers_card(entries: Sequence[ServerEntry], toolsets: Mapping[str, Any], ke
         rows.append([entry.name, _transport(toolset), toolset.server.label, status])
     notes = [f"{e.name}: ignored {', '.join(e.ignored)}." for e in entries if e.ignored]
     first = next((e.name for e in entries if not e.disabled), "NAME")
-    notes.append(f"Each server starts on first use. Give an agent its tools with --tools {first} (all of them) "
-                 f"or --tools {first}.TOOL; %adk mcp connects and lists them.")
-    return Table(f"MCP servers ({len(rows)})", ["server", "transport", "command / url", "status"], rows,
-                 " ".join(notes))
+    notes.append(
+        f"Each server starts on first use. Give an agent its tools with --tools {first} (all of them) "
+        f"or --tools {first}.TOOL; %adk mcp connects and lists them."
+    )
+    return Table(
+        f"MCP servers ({len(rows)})", ["server", "transport", "command / url", "status"], rows, " ".join(notes)
+    )
 
 
 def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], only: str | None = None) -> Display:
@@ -299,8 +320,12 @@ def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], on
         found = tools.get(name)
         listed = ", ".join(t.name for t in found) if found else ""
         rows.append([name, _transport(toolset), toolset.server.label, toolset.status, listed])
-    table = Table(f"MCP servers ({len(rows)})", ["server", "transport", "command / url", "status", "tools"], rows,
-                  "" if rows else "No MCP servers yet: define them with a %%mcp cell.")
+    table = Table(
+        f"MCP servers ({len(rows)})",
+        ["server", "transport", "command / url", "status", "tools"],
+        rows,
+        "" if rows else "No MCP servers yet: define them with a %%mcp cell.",
+    )
     html.append(table.html)
     text.append(table.text)
     for name, toolset in toolsets.items():

@@ -206,8 +206,10 @@ _FONT = "font-family:var(--jp-ui-font-family,system-ui,-apple-system,'Segoe UI',
 _MONO = "font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace)"
 _BORDER = "1px solid var(--jp-border-color2,rgba(128,128,128,.35))"
 _MUTED = "opacity:.7"
-_PRE = (f"{_MONO};font-size:12px;white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:4px 6px;"
-        "background:var(--jp-layout-color2,rgba(128,128,128,.12));border-radius:4px;max-height:24em;overflow:auto")
+_PRE = (
+    f"{_MONO};font-size:12px;white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:4px 6px;"
+    "background:var(--jp-layout-color2,rgba(128,128,128,.12));border-radius:4px;max-height:24em;overflow:auto"
+)
 _STATUS_COLOR = {
     "running": "var(--jp-brand-color1,#1976d2)",
     "ok": "var(--jp-success-color1,#388e3c)",
@@ -220,16 +222,20 @@ _STATUS_COLOR = {
 
 def _badge(status: str) -> str:
     color = _STATUS_COLOR.get(status, "inherit")
-    return (f'<span style="color:{color};border:1px solid currentColor;border-radius:8px;padding:0 6px;'
-            f'font-size:11px">{escape(status)}</span>')
+    return (
+        f'<span style="color:{color};border:1px solid currentColor;border-radius:8px;padding:0 6px;'
+        f'font-size:11px">{escape(status)}</span>'
+    )
 
 
 def _media_html(media: dict[str, Any]) -> str:
     kind = media.get("k")
     if kind == "image" and media.get("mime") in IMAGE_TYPES:
         src = f"data:{media['mime']};base64,{media['data']}"
-        return (f'<div><img src="{escape(src)}" alt="{escape(media["mime"])} image" '
-                'style="max-width:100%;max-height:480px;border-radius:4px;margin:4px 0"></div>')
+        return (
+            f'<div><img src="{escape(src)}" alt="{escape(media["mime"])} image" '
+            'style="max-width:100%;max-height:480px;border-radius:4px;margin:4px 0"></div>'
+        )
     size = _size(media.get("size"))
     if kind == "pdf":
         href = media.get("href")
@@ -239,8 +245,10 @@ def _media_html(media: dict[str, Any]) -> str:
         name = escape(media.get("name") or "document.pdf")
         if href and safe_url(href):
             download = f' download="{name}"' if href.startswith("data:") else ""
-            return (f'<div>📄 <a href="{escape(href)}" target="_blank" rel="noopener noreferrer"{download}>{name}</a> '
-                    f'<span style="{_MUTED}">({label})</span></div>')
+            return (
+                f'<div>📄 <a href="{escape(href)}" target="_blank" rel="noopener noreferrer"{download}>{name}</a> '
+                f'<span style="{_MUTED}">({label})</span></div>'
+            )
         uri = media.get("uri")
         where = f" {escape(uri)}" if uri and uri != media.get("name") else ""
         note = ", not a link" if uri else ", not embedded"
@@ -248,8 +256,10 @@ def _media_html(media: dict[str, Any]) -> str:
     href = safe_url(media.get("href"))
     desc = escape(media.get("mime") or "file") + (f", {size}" if size else "")
     if href:
-        return (f'<div>📎 <a href="{escape(href)}" target="_blank" rel="noopener noreferrer">'
-                f'{escape(media.get("name") or href)}</a> <span style="{_MUTED}">({desc})</span></div>')
+        return (
+            f'<div>📎 <a href="{escape(href)}" target="_blank" rel="noopener noreferrer">'
+            f'{escape(media.get("name") or href)}</a> <span style="{_MUTED}">({desc})</span></div>'
+        )
     where = escape(media.get("uri") or media.get("name") or "")
     return f'<div>📎 {where} <span style="{_MUTED}">({desc}, not shown)</span></div>'
 
@@ -265,7 +275,8 @@ def _tool_html(card: dict[str, Any]) -> str:
     parts = [
         f'<div style="border:{_BORDER};border-radius:6px;margin:6px 0;padding:4px 8px">',
         f'<div><span style="{_MONO};font-weight:600">🔧 {escape(card.get("name", ""))}</span> {_badge(card.get("status", ""))}'
-        + (f' <span style="{_MUTED};font-size:12px">{escape(" · ".join(meta))}</span>' if meta else "") + "</div>",
+        + (f' <span style="{_MUTED};font-size:12px">{escape(" · ".join(meta))}</span>' if meta else "")
+        + "</div>",
     ]
     if card.get("args") not in (None, "", "{}"):
         parts.append(f'<pre style="{_PRE}">{escape(card["args"])}</pre>')
@@ -273,14 +284,20 @@ def _tool_html(card: dict[str, Any]) -> str:
         parts.append(f'<div style="color:{_STATUS_COLOR["error"]}">⚠ {escape(card["error"])}</div>')
     if card.get("log"):
         dropped = card.get("log_dropped") or 0
-        note = f'<div style="{_MUTED};font-size:11px">… {dropped:,} earlier characters not shown</div>' if dropped else ""
-        parts.append(f"{note}<pre style=\"{_PRE}\">{escape(card['log'])}</pre>")
+        note = (
+            f'<div style="{_MUTED};font-size:11px">… {dropped:,} earlier characters not shown</div>' if dropped else ""
+        )
+        parts.append(f'{note}<pre style="{_PRE}">{escape(card["log"])}</pre>')
     if card.get("result") is not None:
-        parts.append(f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">result</summary>'
-                     f'<pre style="{_PRE}">{escape(card["result"])}</pre></details>')
+        parts.append(
+            f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">result</summary>'
+            f'<pre style="{_PRE}">{escape(card["result"])}</pre></details>'
+        )
     if card.get("traceback"):
-        parts.append(f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">traceback</summary>'
-                     f'<pre style="{_PRE}">{escape(card["traceback"])}</pre></details>')
+        parts.append(
+            f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">traceback</summary>'
+            f'<pre style="{_PRE}">{escape(card["traceback"])}</pre></details>'
+        )
     parts.extend(_media_html(m) for m in card.get("media") or ())
     if card.get("inner"):
         parts.append(_inner_html(card["inner"]))
@@ -293,34 +310,47 @@ def _native_html(item: dict[str, Any]) -> str:
     summary = f'<summary style="cursor:pointer;{_MUTED};font-size:12px">'
     kind = item.get("k")
     if kind == "thoughts":
-        return (f'<details class="adk-thoughts" style="margin:4px 0">{summary}💭 thoughts</summary>'
-                f'<div style="white-space:pre-wrap;{_MUTED};font-size:12px">{escape(item.get("text") or "")}</div></details>')
+        return (
+            f'<details class="adk-thoughts" style="margin:4px 0">{summary}💭 thoughts</summary>'
+            f'<div style="white-space:pre-wrap;{_MUTED};font-size:12px">{escape(item.get("text") or "")}</div></details>'
+        )
     if kind == "code":
         language = f" ({escape(item['language'])})" if item.get("language") else ""
-        parts = [f'<div class="adk-code" style="border:{_BORDER};border-radius:6px;margin:6px 0;padding:4px 8px">',
-                 f'<div style="{_MUTED};font-size:12px">▶ code the model ran{language}</div>']
+        parts = [
+            f'<div class="adk-code" style="border:{_BORDER};border-radius:6px;margin:6px 0;padding:4px 8px">',
+            f'<div style="{_MUTED};font-size:12px">▶ code the model ran{language}</div>',
+        ]
         if item.get("code"):
             parts.append(f'<pre style="{_PRE}">{escape(item["code"])}</pre>')
         if item.get("outcome"):
-            parts.append(f'<div style="{_MUTED};font-size:12px">{escape(item["outcome"])}</div>'
-                         f'<pre style="{_PRE}">{escape(item.get("output") or "")}</pre>')
+            parts.append(
+                f'<div style="{_MUTED};font-size:12px">{escape(item["outcome"])}</div>'
+                f'<pre style="{_PRE}">{escape(item.get("output") or "")}</pre>'
+            )
         return "".join(parts) + "</div>"
     sources = item.get("sources") or []
     links = []
     for source in sources:
         label = escape(source.get("title") or source.get("uri") or "")
         href = source.get("href")
-        links.append(f'<li><a href="{escape(href)}" target="_blank" rel="noopener noreferrer">{label}</a></li>' if href
-                     else f"<li>{label}</li>")
+        links.append(
+            f'<li><a href="{escape(href)}" target="_blank" rel="noopener noreferrer">{label}</a></li>'
+            if href
+            else f"<li>{label}</li>"
+        )
     parts = ['<div class="adk-grounding" style="font-size:12px;margin:4px 0">']
     if item.get("queries"):
         parts.append(f'<div style="{_MUTED}">🔎 searched: {escape(" · ".join(item["queries"]))}</div>')
     if links:
         parts.append(f'<ol style="margin:2px 0;padding-left:20px">{"".join(links)}</ol>')
     if item.get("citations"):
-        rows = "".join(f'<li>“{escape(c["text"])}” {escape("".join(f"[{n + 1}]" for n in c["sources"]))}</li>'
-                       for c in item["citations"])
-        parts.append(f'<details>{summary}citations</summary><ul style="margin:2px 0;padding-left:20px">{rows}</ul></details>')
+        rows = "".join(
+            f"<li>“{escape(c['text'])}” {escape(''.join(f'[{n + 1}]' for n in c['sources']))}</li>"
+            for c in item["citations"]
+        )
+        parts.append(
+            f'<details>{summary}citations</summary><ul style="margin:2px 0;padding-left:20px">{rows}</ul></details>'
+        )
     return "".join(parts) + "</div>"
 
 
@@ -331,8 +361,11 @@ def lane_label(item: dict[str, Any]) -> str:
 
 def _inner_html(inner: Sequence[Sequence[str]]) -> str:
     """What the agent behind an AgentTool said and called, inside that tool's card."""
-    rows = "".join(f'<div class="adk-inner"><span style="{_MUTED};font-weight:600">{escape(author)}:</span> '
-                   f'<span style="white-space:pre-wrap">{escape(text)}</span></div>' for author, text in inner)
+    rows = "".join(
+        f'<div class="adk-inner"><span style="{_MUTED};font-weight:600">{escape(author)}:</span> '
+        f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
+        for author, text in inner
+    )
     return f'<div style="border-left:2px solid {_STATUS_COLOR["running"]};padding-left:6px;margin:4px 0">{rows}</div>'
 
 
@@ -341,8 +374,11 @@ def _item_html(item: dict[str, Any]) -> str:
     if kind in ("thoughts", "code", "grounding"):
         return _native_html(item)
     if kind == "text":
-        body = markdown_to_html(item["text"]) if item.get("done") else (
-            f'<div style="white-space:pre-wrap">{escape(item["text"])}</div>')
+        body = (
+            markdown_to_html(item["text"])
+            if item.get("done")
+            else (f'<div style="white-space:pre-wrap">{escape(item["text"])}</div>')
+        )
         return f'<div class="adk-text" style="margin:4px 0">{body}</div>'
     if kind == "tool":
         return _tool_html(item)
@@ -351,20 +387,28 @@ def _item_html(item: dict[str, Any]) -> str:
     if kind == "media":
         return "".join(_media_html(m) for m in item.get("media") or ())
     if kind == "state":
-        rows = [f'<code style="{_MONO}">{escape(k)}</code> = <code style="{_MONO}">{escape(v)}</code>'
-                for k, v in item.get("delta") or ()]
-        rows += [f'artifact <code style="{_MONO}">{escape(k)}</code> v{escape(v)}' for k, v in item.get("artifacts") or ()]
+        rows = [
+            f'<code style="{_MONO}">{escape(k)}</code> = <code style="{_MONO}">{escape(v)}</code>'
+            for k, v in item.get("delta") or ()
+        ]
+        rows += [
+            f'artifact <code style="{_MONO}">{escape(k)}</code> v{escape(v)}' for k, v in item.get("artifacts") or ()
+        ]
         if item.get("transfer"):
             rows.append(f"→ transfer to {escape(item['transfer'])}")
         return f'<div style="font-size:12px;margin:2px 0"><span style="{_MUTED}">state:</span> {" · ".join(rows)}</div>'
     if kind == "error":
         return f'<div style="color:{_STATUS_COLOR["error"]};margin:4px 0">⚠ {escape(item["message"])}</div>'
     if kind == "lane":
-        return (f'<div class="adk-lane" style="font-weight:600;margin:8px 0 2px;padding-top:4px;'
-                f'border-top:{_BORDER}">{escape(lane_label(item))}</div>')
+        return (
+            f'<div class="adk-lane" style="font-weight:600;margin:8px 0 2px;padding-top:4px;'
+            f'border-top:{_BORDER}">{escape(lane_label(item))}</div>'
+        )
     if kind == "cut":
-        return (f'<div class="adk-cut" style="color:{_STATUS_COLOR["cancelled"]};font-size:12px;margin:2px 0">'
-                f'{escape(cut_note(item.get("tokens")))}</div>')
+        return (
+            f'<div class="adk-cut" style="color:{_STATUS_COLOR["cancelled"]};font-size:12px;margin:2px 0">'
+            f"{escape(cut_note(item.get('tokens')))}</div>"
+        )
     return ""
 
 
@@ -392,11 +436,7 @@ def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
     for n in lay["nodes"]:
         running = active is not None and n["agent"] == active
         fill = lay["colors"].get(n["kind"], "#eee")
-        stroke = (
-            ' stroke="#1976d2" stroke-width="3"'
-            if running
-            else ' stroke="#999" stroke-width="1"'
-        )
+        stroke = ' stroke="#1976d2" stroke-width="3"' if running else ' stroke="#999" stroke-width="1"'
         agent = f' data-agent="{escape(n["agent"])}"' if n["agent"] else ""
         out.append(
             f'<g class="adk-node{" adk-active" if running else ""}"{agent}><title>{escape(n["label"])} '
@@ -447,19 +487,30 @@ def state_html(state: dict[str, Any], *, after: str = "") -> str:
     here, such as the waterfall.py timeline) closes the run's box."""
     model = state.get("model")
     who = f'<code class="adk-model" style="{_MONO};font-size:12px;{_MUTED}">{escape(model)}</code>' if model else ""
-    head = (f'<div style="display:flex;gap:8px;align-items:center;margin-bottom:4px">'
-            f'<strong>{escape(state.get("agent") or "agent")}</strong>{who}{_badge(state.get("status") or "")}'
-            f'<span style="{_MUTED};font-size:12px">{escape(_footer(state))}</span></div>')
-    parts = [f'<div class="adk-run" style="{_FONT};font-size:13px;line-height:1.45;border:{_BORDER};'
-             f'border-radius:8px;padding:6px 10px;margin:2px 0">', head]
+    head = (
+        f'<div style="display:flex;gap:8px;align-items:center;margin-bottom:4px">'
+        f"<strong>{escape(state.get('agent') or 'agent')}</strong>{who}{_badge(state.get('status') or '')}"
+        f'<span style="{_MUTED};font-size:12px">{escape(_footer(state))}</span></div>'
+    )
+    parts = [
+        f'<div class="adk-run" style="{_FONT};font-size:13px;line-height:1.45;border:{_BORDER};'
+        f'border-radius:8px;padding:6px 10px;margin:2px 0">',
+        head,
+    ]
     if state.get("notice"):
-        parts.append(f'<div class="adk-notice" style="{_MUTED};font-size:12px;margin:2px 0">ℹ {escape(state["notice"])}</div>')
+        parts.append(
+            f'<div class="adk-notice" style="{_MUTED};font-size:12px;margin:2px 0">ℹ {escape(state["notice"])}</div>'
+        )
     if state.get("prompt"):
-        parts.append(f'<div style="margin:4px 0;padding:4px 8px;border-left:3px solid {_STATUS_COLOR["running"]};'
-                     f'white-space:pre-wrap">{escape(state["prompt"])}</div>')
+        parts.append(
+            f'<div style="margin:4px 0;padding:4px 8px;border-left:3px solid {_STATUS_COLOR["running"]};'
+            f'white-space:pre-wrap">{escape(state["prompt"])}</div>'
+        )
     if state.get("graph"):
-        parts.append(f'<div class="adk-graph-box" style="overflow-x:auto;margin:4px 0">'
-                     f'{graph_svg(state["graph"], active=active_agent(state))}</div>')
+        parts.append(
+            f'<div class="adk-graph-box" style="overflow-x:auto;margin:4px 0">'
+            f"{graph_svg(state['graph'], active=active_agent(state))}</div>"
+        )
     parts.extend(_item_html(item) for item in state.get("items") or ())
     if state.get("error"):
         parts.append(f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>')
@@ -541,7 +592,10 @@ def _native_text(item: dict[str, Any]) -> list[str]:
             lines += [f"    → {item['outcome']}", _indent(item.get("output") or "", "    | ")]
         return lines
     lines = [f"searched: {'; '.join(item['queries'])}"] if item.get("queries") else []
-    lines += [f"  [{n}] {s.get('title') or ''} {s.get('uri') or ''}".rstrip() for n, s in enumerate(item.get("sources") or [], 1)]
+    lines += [
+        f"  [{n}] {s.get('title') or ''} {s.get('uri') or ''}".rstrip()
+        for n, s in enumerate(item.get("sources") or [], 1)
+    ]
     lines += [f"  “{c['text']}” " + "".join(f"[{n + 1}]" for n in c["sources"]) for c in item.get("citations") or []]
     return lines
 

@@ -51,12 +51,21 @@ def tool_cards(tools: Sequence[Tool]) -> Display:
     for t in tools:
         flags = _flags(t)
         rows = _parameter_rows(t)
-        badges = "".join(f' <span style="font-size:11px;padding:0 4px;border:1px solid currentColor;border-radius:3px;'
-                         f'opacity:.7">{escape(f)}</span>' for f in flags)
-        html.append(f'<div style="margin:4px 0 10px"><div>tool <code><b>{escape(t.name)}</b></code>{badges}</div>'
-                    f'<div style="opacity:.8">{escape(t.description)}</div>'
-                    + (table_html(["parameter", "type", "required", "default", "description"], rows) if rows
-                       else '<div style="opacity:.7">no parameters</div>') + "</div>")
+        badges = "".join(
+            f' <span style="font-size:11px;padding:0 4px;border:1px solid currentColor;border-radius:3px;'
+            f'opacity:.7">{escape(f)}</span>'
+            for f in flags
+        )
+        html.append(
+            f'<div style="margin:4px 0 10px"><div>tool <code><b>{escape(t.name)}</b></code>{badges}</div>'
+            f'<div style="opacity:.8">{escape(t.description)}</div>'
+            + (
+                table_html(["parameter", "type", "required", "default", "description"], rows)
+                if rows
+                else '<div style="opacity:.7">no parameters</div>'
+            )
+            + "</div>"
+        )
         signature = ", ".join(f"{r[0]}: {r[1]}" + (f" = {r[3]}" if r[3] else "") for r in rows)
         text.append(f"tool {t.name}({signature})" + (f"  [{', '.join(flags)}]" if flags else ""))
         if t.description:
@@ -73,10 +82,12 @@ def agent_card(agent: LlmAgent) -> Display:
     lines = [f"agent {agent.name}: model {model}, tools {tools}"]
     if instruction:
         lines.append(f"    {one_line(instruction, 200)}")
-    html = (f"<div>agent <code><b>{escape(agent.name)}</b></code> · model <code>{escape(model)}</code>"
-            f" · tools <code>{escape(tools)}</code>"
-            + (f'<div style="opacity:.8;white-space:pre-wrap">{escape(instruction)}</div>' if instruction else "")
-            + "</div>")
+    html = (
+        f"<div>agent <code><b>{escape(agent.name)}</b></code> · model <code>{escape(model)}</code>"
+        f" · tools <code>{escape(tools)}</code>"
+        + (f'<div style="opacity:.8;white-space:pre-wrap">{escape(instruction)}</div>' if instruction else "")
+        + "</div>"
+    )
     return Display(html, "\n".join(lines))
 
 
@@ -111,8 +122,15 @@ def _type_of(schema: Any) -> str:
 
 
 def _flags(t: Tool) -> list[str]:
-    return [label for label, on in (("read-only", t.is_read_only), ("concurrency-safe", t.is_concurrency_safe),
-                                    ("long-running", t.is_long_running)) if on]
+    return [
+        label
+        for label, on in (
+            ("read-only", t.is_read_only),
+            ("concurrency-safe", t.is_concurrency_safe),
+            ("long-running", t.is_long_running),
+        )
+        if on
+    ]
 
 
 def _parameter_rows(t: Tool) -> list[list[str]]:
@@ -120,44 +138,81 @@ def _parameter_rows(t: Tool) -> list[list[str]]:
     required = set(schema.get("required", ()))
     rows = []
     for name, prop in (schema.get("properties") or {}).items():
-        default = json.dumps(prop["default"], ensure_ascii=False) if isinstance(prop, dict) and "default" in prop else ""
-        rows.append([name, _type_of(prop), "yes" if name in required else "", default,
-                     prop.get("description", "") if isinstance(prop, dict) else ""])
+        default = (
+            json.dumps(prop["default"], ensure_ascii=False) if isinstance(prop, dict) and "default" in prop else ""
+        )
+        rows.append(
+            [
+                name,
+                _type_of(prop),
+                "yes" if name in required else "",
+                default,
+                prop.get("description", "") if isinstance(prop, dict) else "",
+            ]
+        )
     return rows
 
 
 # -- %adk --------------------------------------------------------------------------------------
 def tools_table(tools: Iterable[Tool]) -> Table:
     """`%adk tools`: one row a tool."""
-    rows = [[t.name, ", ".join(r[0] for r in _parameter_rows(t)), ", ".join(_flags(t)),
-             one_line(t.description, 80)] for t in tools]
-    return Table(f"Tools ({len(rows)})", ["tool", "parameters", "flags", "description"], rows,
-                 "" if rows else "No tools yet: define one with %%tool.")
+    rows = [
+        [t.name, ", ".join(r[0] for r in _parameter_rows(t)), ", ".join(_flags(t)), one_line(t.description, 80)]
+        for t in tools
+    ]
+    return Table(
+        f"Tools ({len(rows)})",
+        ["tool", "parameters", "flags", "description"],
+        rows,
+        "" if rows else "No tools yet: define one with %%tool.",
+    )
 
 
 def agents_table(agents: Mapping[str, Agent], current: Mapping[tuple[str, str], str], user: str) -> Table:
     """`%adk agents`: one row an agent, with `user`'s current session of it."""
     rows = []
     for name, agent in agents.items():
-        tools = [t.name for t in getattr(agent, "tools", ())] + [_toolset_label(ts) for ts in getattr(agent, "toolsets", ())]
-        rows.append([name, agent_model_label(agent), ", ".join(tools),
-                     current.get((agent.name, user), ""),
-                     one_line(agent.description or instruction_text(agent), 80)])
-    return Table(f"Agents ({len(rows)})", ["agent", "model", "tools", "session", "description"], rows,
-                 "" if rows else "No agents yet: define one with %%agent NAME.")
+        tools = [t.name for t in getattr(agent, "tools", ())] + [
+            _toolset_label(ts) for ts in getattr(agent, "toolsets", ())
+        ]
+        rows.append(
+            [
+                name,
+                agent_model_label(agent),
+                ", ".join(tools),
+                current.get((agent.name, user), ""),
+                one_line(agent.description or instruction_text(agent), 80),
+            ]
+        )
+    return Table(
+        f"Agents ({len(rows)})",
+        ["agent", "model", "tools", "session", "description"],
+        rows,
+        "" if rows else "No agents yet: define one with %%agent NAME.",
+    )
 
 
 def models_table(providers: Sequence[ProviderStatus], auto: AutoChoice, auto_model: str | None) -> Table:
     """`%adk models`: each provider, its key's status (never the key), the model strings it
     accepts, and what "auto" picks now and why."""
-    rows = [[p.provider, p.model_strings, " or ".join(p.key_variables) or "-", p.key, p.auto, p.note] for p in providers]
+    rows = [
+        [p.provider, p.model_strings, " or ".join(p.key_variables) or "-", p.key, p.auto, p.note] for p in providers
+    ]
     picked = f"auto → {auto_model or auto.model}" if auto.model is not None else "auto → nothing to run"
-    return Table("Model providers", ["provider", "model strings", "key variable", "key", "auto", "note"], rows,
-                 f"{picked}: {auto.reason}. Keys are read from the environment when a model is made.")
+    return Table(
+        "Model providers",
+        ["provider", "model strings", "key variable", "key", "auto", "note"],
+        rows,
+        f"{picked}: {auto.reason}. Keys are read from the environment when a model is made.",
+    )
 
 
-def sessions_table(service: BaseSessionService, agents: Mapping[str, Agent], users: Sequence[str],
-                   current: Mapping[tuple[str, str], str]) -> Table:
+def sessions_table(
+    service: BaseSessionService,
+    agents: Mapping[str, Agent],
+    users: Sequence[str],
+    current: Mapping[tuple[str, str], str],
+) -> Table:
     """`%adk sessions`: every session `service` keeps for these agents and users."""
     rows = []
     for name, agent in agents.items():
@@ -167,16 +222,23 @@ def sessions_table(service: BaseSessionService, agents: Mapping[str, Agent], use
                 events = len(full.events) if full is not None else 0
                 mark = "yes" if current.get((agent.name, user)) == s.id else ""
                 rows.append([name, user, s.id, str(events), ", ".join(sorted(s.state)), mark])
-    return Table(f"Sessions ({len(rows)}) in {type(service).__name__}",
-                 ["agent", "user", "session", "events", "state keys", "current"], rows,
-                 "" if rows else "No sessions yet: %%chat AGENT starts one.")
+    return Table(
+        f"Sessions ({len(rows)}) in {type(service).__name__}",
+        ["agent", "user", "session", "events", "state keys", "current"],
+        rows,
+        "" if rows else "No sessions yet: %%chat AGENT starts one.",
+    )
 
 
 def state_table(app: str, session: Session, session_id: str, user: str) -> Table:
     """`%adk state`: a session's state, key by key, with the scope its prefix gives it."""
     rows = [[key, one_line(repr(value), 200), _scope(key)] for key, value in sorted(session.state.items())]
-    return Table(f"State of {app}, session {session_id!r} (user {user!r})", ["key", "value", "scope"], rows,
-                 "" if rows else "The state is empty.")
+    return Table(
+        f"State of {app}, session {session_id!r} (user {user!r})",
+        ["key", "value", "scope"],
+        rows,
+        "" if rows else "The state is empty.",
+    )
 
 
 def _scope(key: str) -> str:
@@ -191,26 +253,55 @@ def schema_view(t: Tool) -> Display:
     if d.response is not None:
         declaration["response"] = d.response
     flags = ", ".join(_flags(t)) or "none"
-    html = (f"<div><b>Tool <code>{escape(t.name)}</code></b> (flags: {escape(flags)})"
-            f"<div>As the model sees it:</div>{pre_html(declaration)}</div>")
+    html = (
+        f"<div><b>Tool <code>{escape(t.name)}</code></b> (flags: {escape(flags)})"
+        f"<div>As the model sees it:</div>{pre_html(declaration)}</div>"
+    )
     return Display(html, f"Tool {t.name} (flags: {flags})\nAs the model sees it:\n{json_text(declaration)}")
 
 
-def request_view(app: str, request: LlmRequest, model: Any, *, session_id: str, user: str, new_session: bool,
-                 message_given: bool, provider: str | None = None) -> Display:
+def request_view(
+    app: str,
+    request: LlmRequest,
+    model: Any,
+    *,
+    session_id: str,
+    user: str,
+    new_session: bool,
+    message_given: bool,
+    provider: str | None = None,
+) -> Display:
     """`%adk request`: the instruction after templating, the contents and the tool declarations,
     then the provider body (or bodies) they become."""
     ours = request_json(request)
-    title = (f"Next request of {app} (session {session_id!r}, user {user!r}"
-             + (", a new session" if new_session else "") + ")")
+    title = (
+        f"Next request of {app} (session {session_id!r}, user {user!r}"
+        + (", a new session" if new_session else "")
+        + ")"
+    )
     note = "" if message_given else "The last user message stands for the one your next %%chat sends."
-    html = [f"<div><b>{escape(title)}</b>", f'<div style="opacity:.7">{escape(note)}</div>' if note else "",
-            "<div>System instruction (after templating):</div>", pre_html(request.system_instruction or "(none)"),
-            "<div>Contents:</div>", pre_html(ours["contents"]), "<div>Tool declarations:</div>", pre_html(ours["tools"])]
-    text = [title] + ([note] if note else []) + ["System instruction (after templating):",
-                                                 request.system_instruction or "(none)", "Contents:",
-                                                 json_text(ours["contents"]), "Tool declarations:",
-                                                 json_text(ours["tools"])]
+    html = [
+        f"<div><b>{escape(title)}</b>",
+        f'<div style="opacity:.7">{escape(note)}</div>' if note else "",
+        "<div>System instruction (after templating):</div>",
+        pre_html(request.system_instruction or "(none)"),
+        "<div>Contents:</div>",
+        pre_html(ours["contents"]),
+        "<div>Tool declarations:</div>",
+        pre_html(ours["tools"]),
+    ]
+    text = (
+        [title]
+        + ([note] if note else [])
+        + [
+            "System instruction (after templating):",
+            request.system_instruction or "(none)",
+            "Contents:",
+            json_text(ours["contents"]),
+            "Tool declarations:",
+            json_text(ours["tools"]),
+        ]
+    )
     for label, body in wire_bodies(model, request, provider):
         html.append(f"<details><summary>{escape(label)}</summary>{pre_html(body)}</details>")
         text += [label + ":", body if isinstance(body, str) else json_text(body)]

@@ -26,9 +26,7 @@ __all__ = ["LiveTrace", "trace_of"]
 Path = tuple[int, ...]
 
 
-def _span(
-    name: str, kind: str, start: float, duration: float | None = None, **fields: Any
-) -> dict[str, Any]:
+def _span(name: str, kind: str, start: float, duration: float | None = None, **fields: Any) -> dict[str, Any]:
     """A span as `Span.to_dict()` writes it."""
     return {
         "name": name,
@@ -48,9 +46,7 @@ class LiveTrace:
         self.root: dict[str, Any] | None = None
         self._agent: Path | None = None
         self._cursor = 0.0  # when the next model call started: the last event before it
-        self._tools: dict[
-            str, list[Path]
-        ] = {}  # call id -> tool spans still running, oldest first
+        self._tools: dict[str, list[Path]] = {}  # call id -> tool spans still running, oldest first
         self._ops: list[list[Any]] = []
 
     def pending(self) -> bool:
@@ -58,9 +54,7 @@ class LiveTrace:
 
     def take_ops(self) -> list[list[Any]]:
         ops, self._ops = self._ops, []
-        return _clean(
-            ops
-        )  # no control characters or lone surrogates, as the transcript's ops
+        return _clean(ops)  # no control characters or lone surrogates, as the transcript's ops
 
     def _at(self, path: Path) -> dict[str, Any]:
         span = self.root
@@ -85,9 +79,7 @@ class LiveTrace:
             return
         ts = event.timestamp
         if self.root is None:
-            self.root = _span(
-                f"run {self._agent_name}", "run", ts, agent=self._agent_name
-            )
+            self.root = _span(f"run {self._agent_name}", "run", ts, agent=self._agent_name)
             self._ops.append(["s", {"trace": {**self.root, "children": []}}])
             self._cursor = ts
         if event.author == "user":
@@ -111,16 +103,12 @@ class LiveTrace:
         if self._agent is not None and self._at(self._agent)["agent"] == author:
             return self._agent
         self._close_agent(self._cursor)
-        self._agent = self._add(
-            (), _span(f"invoke_agent {author}", "agent", self._cursor, agent=author)
-        )
+        self._agent = self._add((), _span(f"invoke_agent {author}", "agent", self._cursor, agent=author))
         return self._agent
 
     def _close_agent(self, end: float) -> None:
         if self._agent is not None:
-            self._set(
-                self._agent, duration=max(0.0, end - self._at(self._agent)["start"])
-            )
+            self._set(self._agent, duration=max(0.0, end - self._at(self._agent)["start"]))
 
     def _model_call(self, agent: Path, event: Event, ts: float) -> None:
         usage = event.usage
@@ -146,17 +134,13 @@ class LiveTrace:
         for fc in event.content.function_calls():
             path = self._add(
                 agent,
-                _span(
-                    f"execute_tool {fc.name}", "tool", ts, tool=fc.name, call_id=fc.id
-                ),
+                _span(f"execute_tool {fc.name}", "tool", ts, tool=fc.name, call_id=fc.id),
             )
             self._tools.setdefault(fc.id or fc.name, []).append(path)
 
     def _responses(self, event: Event, ts: float) -> None:
         outcomes = {o.call_id: o for o in event.tool_outcomes}
-        responses = (
-            event.content.function_responses() if event.content is not None else []
-        )
+        responses = event.content.function_responses() if event.content is not None else []
         for key in [r.id or r.name for r in responses] or list(outcomes):
             running = self._tools.get(key)
             if not running:
@@ -175,9 +159,7 @@ class LiveTrace:
             else:
                 self._set(path, duration=outcome.duration)
 
-    def finish(
-        self, elapsed: float | None, error: str | None = None
-    ) -> dict[str, Any] | None:
+    def finish(self, elapsed: float | None, error: str | None = None) -> dict[str, Any] | None:
         """Close what is open (a running tool ends where the run did); the tree, None for a run without events."""
         if self.root is None:
             return None

@@ -48,9 +48,7 @@ def trace_command(workspace: Workspace, line: str) -> Display:
         raise UsageError(f"%adk trace: {exc} in {line.strip()!r}") from None
     if args.file is None:
         if args.run is not None:
-            raise UsageError(
-                f"%adk trace: --run picks a run from a file; add --file PATH. {_USAGE}"
-            )
+            raise UsageError(f"%adk trace: --run picks a run from a file; add --file PATH. {_USAGE}")
         trace, where = _last_run(workspace, args.agent)
     else:
         trace, where = _from_file(Path(args.file), args.agent, args.run)
@@ -63,9 +61,7 @@ def _last_run(workspace: Workspace, agent: str | None) -> tuple[dict[str, Any], 
     runs = workspace.last_runs
     if agent is None:
         if not runs:
-            raise UsageError(
-                "%adk trace: no run yet in this notebook; run %%chat AGENT first, or give --file PATH."
-            )
+            raise UsageError("%adk trace: no run yet in this notebook; run %%chat AGENT first, or give --file PATH.")
         agent = next(reversed(runs))
     elif agent not in runs:
         ran = ", ".join(runs) or "none yet"
@@ -79,13 +75,9 @@ def _last_run(workspace: Workspace, agent: str | None) -> tuple[dict[str, Any], 
     return trace, "its last run"
 
 
-def _from_file(
-    path: Path, agent: str | None, run: int | None
-) -> tuple[dict[str, Any], str]:
+def _from_file(path: Path, agent: str | None, run: int | None) -> tuple[dict[str, Any], str]:
     if not path.is_file():
-        raise UsageError(
-            f"%adk trace: there is no file {str(path)!r}; give the path a JsonlTraceExporter writes to."
-        )
+        raise UsageError(f"%adk trace: there is no file {str(path)!r}; give the path a JsonlTraceExporter writes to.")
     try:
         spans = read_traces(path)
     except AdkError as exc:

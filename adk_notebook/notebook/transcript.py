@@ -74,8 +74,15 @@ def _media(part: Part, owner: str) -> dict[str, Any] | None:
         mime = ref.mime_type.split(";", 1)[0].strip().lower()
         name = ref.file_uri.rstrip("/").rsplit("/", 1)[-1][:120] or ref.file_uri[:120]
         kind = "pdf" if mime == "application/pdf" else "file"
-        return {"k": kind, "mime": mime, "name": name, "uri": ref.file_uri[:2000], "href": safe_url(ref.file_uri),
-                "data": None, "size": None}
+        return {
+            "k": kind,
+            "mime": mime,
+            "name": name,
+            "uri": ref.file_uri[:2000],
+            "href": safe_url(ref.file_uri),
+            "data": None,
+            "size": None,
+        }
     return None
 
 
@@ -104,11 +111,23 @@ class _Tool:
     @classmethod
     def card(cls, call_id: str | None, name: str, args: Any) -> _Tool:
         """A new card for a call that is running."""
-        return cls({
-            "k": "tool", "id": call_id or "", "name": name, "args": cap(_json(args), MAX_ARGS),
-            "status": "running", "duration": None, "attempts": None, "error": None, "result": None,
-            "media": [], "long_running": False, "traceback": None, "inner": [],
-        })
+        return cls(
+            {
+                "k": "tool",
+                "id": call_id or "",
+                "name": name,
+                "args": cap(_json(args), MAX_ARGS),
+                "status": "running",
+                "duration": None,
+                "attempts": None,
+                "error": None,
+                "result": None,
+                "media": [],
+                "long_running": False,
+                "traceback": None,
+                "inner": [],
+            }
+        )
 
     def append_log(self, chunk: str) -> None:
         self.log.append(chunk)
@@ -158,9 +177,17 @@ class Transcript:
     `["s", fields]` run fields changed.
     """
 
-    def __init__(self, *, agent_name: str, prompt: str | None = None, session_id: str | None = None,
-                 track: bool = False, model: str | None = None, notice: str | None = None,
-                 graph: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        agent_name: str,
+        prompt: str | None = None,
+        session_id: str | None = None,
+        track: bool = False,
+        model: str | None = None,
+        notice: str | None = None,
+        graph: dict[str, Any] | None = None,
+    ) -> None:
         self.agent_name = agent_name
         self.graph = graph  # a multi-agent run's agent tree (graph.layout), drawn above the lanes
         self.prompt = prompt
@@ -412,12 +439,22 @@ class Transcript:
         code: int | None = None
         for part in parts:
             if part.executable_code is not None:
-                code = self._add(_Plain({"k": "code", "language": part.executable_code.language.lower(),
-                                         "code": cap(part.executable_code.code, MAX_RESULT), "outcome": None,
-                                         "output": None}))
+                code = self._add(
+                    _Plain(
+                        {
+                            "k": "code",
+                            "language": part.executable_code.language.lower(),
+                            "code": cap(part.executable_code.code, MAX_RESULT),
+                            "outcome": None,
+                            "output": None,
+                        }
+                    )
+                )
             elif part.code_execution_result is not None:
-                result = {"outcome": part.code_execution_result.outcome,
-                          "output": cap(part.code_execution_result.output, MAX_RESULT)}
+                result = {
+                    "outcome": part.code_execution_result.outcome,
+                    "output": cap(part.code_execution_result.output, MAX_RESULT),
+                }
                 if code is None:
                     self._add(_Plain({"k": "code", "language": "", "code": "", **result}))
                 else:
@@ -427,7 +464,9 @@ class Transcript:
             self._add(_Plain(_grounding_fields(grounding)))
 
     def _media_item(self, parts: Iterable[Part], owner: str) -> None:
-        media = [m for m in (_media(p, owner) for p in parts if p.inline_data is not None or p.file_data is not None) if m]
+        media = [
+            m for m in (_media(p, owner) for p in parts if p.inline_data is not None or p.file_data is not None) if m
+        ]
         if media:
             self._add(_Plain({"k": "media", "media": media}))
 
@@ -468,9 +507,16 @@ class Transcript:
     def _outcomes(self, outcomes: Iterable[ToolOutcome]) -> None:
         for o in outcomes:
             index = self._card(o.call_id, o.tool_name, o.args)
-            self._update(index, {"status": "ok" if o.success else "error", "duration": o.duration,
-                                 "attempts": o.attempt, "error": error_line(o.error) if o.error else None,
-                                 "traceback": o.traceback})
+            self._update(
+                index,
+                {
+                    "status": "ok" if o.success else "error",
+                    "duration": o.duration,
+                    "attempts": o.attempt,
+                    "error": error_line(o.error) if o.error else None,
+                    "traceback": o.traceback,
+                },
+            )
 
     def _progress(self, progress: ToolProgress) -> None:
         index = self._card(progress.call_id, progress.tool_name)
@@ -495,8 +541,14 @@ class Transcript:
         return usage
 
     # -- the end ---------------------------------------------------------------------------
-    def finish(self, *, status: str = "done", error: BaseException | str | None = None,
-               elapsed: float | None = None, usage: Usage | None = None) -> None:
+    def finish(
+        self,
+        *,
+        status: str = "done",
+        error: BaseException | str | None = None,
+        elapsed: float | None = None,
+        usage: Usage | None = None,
+    ) -> None:
         """Close the run: end the open text turn, settle running cards, record the outcome.
 
         A card still running when the run is over was cancelled, or, in a run that ended
@@ -521,26 +573,37 @@ class Transcript:
         self.elapsed = elapsed
         if usage is not None and (usage.input_tokens or usage.output_tokens or usage.total_tokens):
             self.usage, self.has_usage = usage, True
-        self._op(["s", {"status": status, "error": self.error, "elapsed": elapsed,
-                        "usage": self._usage_json() if self.has_usage else None}])
+        self._op(
+            [
+                "s",
+                {
+                    "status": status,
+                    "error": self.error,
+                    "elapsed": elapsed,
+                    "usage": self._usage_json() if self.has_usage else None,
+                },
+            ]
+        )
 
     def state(self) -> dict[str, Any]:
         """The whole state as JSON-ready data (what the widget's `state` trait holds)."""
-        return _clean({
-            "v": 1,
-            "agent": self.agent_name,
-            "prompt": self.prompt,
-            "session_id": self.session_id,
-            "model": self.model,
-            "notice": self.notice,
-            "status": self.status,
-            "error": self.error,
-            "started_at": self.started_at,
-            "elapsed": self.elapsed,
-            "usage": self._usage_json() if self.has_usage else None,
-            "items": [item.json() for item in self.items],
-            **({"graph": self.graph} if self.graph else {}),
-        })
+        return _clean(
+            {
+                "v": 1,
+                "agent": self.agent_name,
+                "prompt": self.prompt,
+                "session_id": self.session_id,
+                "model": self.model,
+                "notice": self.notice,
+                "status": self.status,
+                "error": self.error,
+                "started_at": self.started_at,
+                "elapsed": self.elapsed,
+                "usage": self._usage_json() if self.has_usage else None,
+                "items": [item.json() for item in self.items],
+                **({"graph": self.graph} if self.graph else {}),
+            }
+        )
 
 
 def _clean(value: Any) -> Any:
@@ -556,11 +619,21 @@ def _clean(value: Any) -> Any:
 
 def _grounding_fields(grounding: dict[str, Any]) -> dict[str, Any]:
     """A search's grounding (`Grounding.to_dict()`) bounded for the screen; links only from safe URLs."""
-    sources = [{"title": cap(str(s.get("title") or ""), 200), "uri": cap(str(s.get("uri") or ""), 2000),
-                "href": safe_url(str(s.get("uri") or ""))} for s in grounding.get("sources") or ()][:50]
-    citations = [{"text": cap(str(c.get("text") or ""), 500),
-                  "sources": [n for n in c.get("sources") or () if isinstance(n, int) and 0 <= n < len(sources)]}
-                 for c in grounding.get("citations") or ()][:50]
+    sources = [
+        {
+            "title": cap(str(s.get("title") or ""), 200),
+            "uri": cap(str(s.get("uri") or ""), 2000),
+            "href": safe_url(str(s.get("uri") or "")),
+        }
+        for s in grounding.get("sources") or ()
+    ][:50]
+    citations = [
+        {
+            "text": cap(str(c.get("text") or ""), 500),
+            "sources": [n for n in c.get("sources") or () if isinstance(n, int) and 0 <= n < len(sources)],
+        }
+        for c in grounding.get("citations") or ()
+    ][:50]
     queries = [cap(str(q), 200) for q in grounding.get("queries") or ()][:20]
     return {"k": "grounding", "queries": queries, "sources": sources, "citations": citations}
 
@@ -580,13 +653,18 @@ def _response_fields(response: FunctionResponse, outcome: ToolOutcome | None, lo
         "long_running": long_running,
     }
     if outcome is not None:
-        fields["duration"], fields["attempts"], fields["traceback"] = outcome.duration, outcome.attempt, outcome.traceback
+        fields["duration"], fields["attempts"], fields["traceback"] = (
+            outcome.duration,
+            outcome.attempt,
+            outcome.traceback,
+        )
     return fields
 
 
 # -- a whole run at once -----------------------------------------------------------------------
-def _transcript(events: Sequence[Event], agent_name: str, prompt: str | None, status: str,
-                error: BaseException | None) -> dict[str, Any]:
+def _transcript(
+    events: Sequence[Event], agent_name: str, prompt: str | None, status: str, error: BaseException | None
+) -> dict[str, Any]:
     transcript = Transcript(agent_name=agent_name, prompt=prompt)
     for event in events:
         transcript.add(event)
@@ -594,8 +672,14 @@ def _transcript(events: Sequence[Event], agent_name: str, prompt: str | None, st
     return transcript.state()
 
 
-def transcript_html(events: Sequence[Event], *, agent_name: str, prompt: str | None = None, status: str = "done",
-                    error: BaseException | None = None) -> str:
+def transcript_html(
+    events: Sequence[Event],
+    *,
+    agent_name: str,
+    prompt: str | None = None,
+    status: str = "done",
+    error: BaseException | None = None,
+) -> str:
     """A run as static HTML: prompt, text, tool cards, media, state, errors, usage, wall time.
 
     `prompt` defaults to the text of the run's first user event. Every string is escaped.
@@ -603,8 +687,13 @@ def transcript_html(events: Sequence[Event], *, agent_name: str, prompt: str | N
     return state_html(_transcript(events, agent_name, prompt, status, error))
 
 
-def transcript_text(events: Sequence[Event], *, agent_name: str, prompt: str | None = None, status: str = "done",
-                    error: BaseException | None = None) -> str:
+def transcript_text(
+    events: Sequence[Event],
+    *,
+    agent_name: str,
+    prompt: str | None = None,
+    status: str = "done",
+    error: BaseException | None = None,
+) -> str:
     """A run as plain text; the same content as `transcript_html`, images as one-line notes."""
     return state_text(_transcript(events, agent_name, prompt, status, error))
-

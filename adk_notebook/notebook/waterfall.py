@@ -60,9 +60,7 @@ def _walk(span: dict[str, Any], depth: int = 0) -> Iterator[tuple[int, dict[str,
 
 def _label(span: dict[str, Any]) -> str:
     """What a span was: the agent, the model or the tool, else its OpenTelemetry name (spanLabel)."""
-    key = {"run": "agent", "agent": "agent", "model": "model", "tool": "tool"}.get(
-        span.get("kind") or ""
-    )
+    key = {"run": "agent", "agent": "agent", "model": "model", "tool": "tool"}.get(span.get("kind") or "")
     return str((span.get(key) if key else None) or span.get("name") or "")
 
 
@@ -161,6 +159,4 @@ def waterfall_text(trace: dict[str, Any]) -> str:
 def run_html(state: dict[str, Any]) -> str:
     """A finished run as saved (`RunView.finish`): its transcript, and its waterfall folded below."""
     trace = state.get("trace")
-    return state_html(
-        state, after=waterfall_html(trace, collapsed=True) if trace else ""
-    )
+    return state_html(state, after=waterfall_html(trace, collapsed=True) if trace else "")

@@ -36,11 +36,17 @@ class _NamedModel:
         self.name = name
 
 
-async def next_request(agent: LlmAgent, found: Session | None, user: str, session_id: str,
-                       message: str) -> tuple[LlmRequest, Any]:
+async def next_request(
+    agent: LlmAgent, found: Session | None, user: str, session_id: str, message: str
+) -> tuple[LlmRequest, Any]:
     """The request `agent` would build now, with `message` as the next user message (nothing is stored)."""
-    session = Session(session_id, agent.name, user, state=dict(found.state) if found else {},
-                      events=list(found.events) if found else [])
+    session = Session(
+        session_id,
+        agent.name,
+        user,
+        state=dict(found.state) if found else {},
+        events=list(found.events) if found else [],
+    )
     ctx = InvocationContext(session=session, agent_name=agent.name, user_content=Content.user(message))
     session.events.append(Event("user", ctx.user_content, ctx.invocation_id))
     try:
@@ -73,9 +79,24 @@ def request_json(request: LlmRequest) -> dict[str, Any]:
 # -- provider wire formats --------------------------------------------------------------------
 _PROVIDERS = {
     # key: (module, model class, provider class, label)
-    "openai": (".models.openai", "OpenAIModel", "OpenAIProvider", "OpenAI Chat Completions body (POST /chat/completions)"),
-    "gemini": (".models.gemini", "GeminiModel", "GeminiProvider", "Gemini body (POST /models/MODEL:streamGenerateContent)"),
-    "anthropic": (".models.anthropic", "AnthropicModel", "AnthropicProvider", "Anthropic Messages body (POST /v1/messages)"),
+    "openai": (
+        ".models.openai",
+        "OpenAIModel",
+        "OpenAIProvider",
+        "OpenAI Chat Completions body (POST /chat/completions)",
+    ),
+    "gemini": (
+        ".models.gemini",
+        "GeminiModel",
+        "GeminiProvider",
+        "Gemini body (POST /models/MODEL:streamGenerateContent)",
+    ),
+    "anthropic": (
+        ".models.anthropic",
+        "AnthropicModel",
+        "AnthropicProvider",
+        "Anthropic Messages body (POST /v1/messages)",
+    ),
 }
 
 
@@ -108,4 +129,3 @@ def wire_bodies(model: Any, request: LlmRequest, provider: str | None = None) ->
         if body is not None:
             bodies.append((label, body))
     return bodies
-

@@ -113,9 +113,13 @@ class Workspace:
         """
         found = {var: obj for var, obj in defined.items() if not var.startswith("_") and self._is_tool_source(obj)}
         if not found:
-            raise UsageError("%%tool: the cell defines no function. Put a `def` in it, e.g. `def get_weather(city: str) -> dict:`.")
+            raise UsageError(
+                "%%tool: the cell defines no function. Put a `def` in it, e.g. `def get_weather(city: str) -> dict:`."
+            )
         if name is not None and len(found) > 1:
-            raise UsageError(f"%%tool --name needs a cell that defines one function; this one defines {', '.join(found)}.")
+            raise UsageError(
+                f"%%tool --name needs a cell that defines one function; this one defines {', '.join(found)}."
+            )
         made: dict[str, Tool] = {}
         for var, obj in sorted(found.items(), key=lambda item: _line_of(item[1])):
             try:
@@ -129,8 +133,9 @@ class Workspace:
                     t.is_concurrency_safe = t.is_concurrency_safe or concurrency_safe
                     t.is_long_running = t.is_long_running or long_running
                 else:
-                    t = make_tool(name=name, read_only=read_only, concurrency_safe=concurrency_safe,
-                                  long_running=long_running)(obj)
+                    t = make_tool(
+                        name=name, read_only=read_only, concurrency_safe=concurrency_safe, long_running=long_running
+                    )(obj)
             except (AdkError, TypeError, ValueError) as exc:
                 raise UsageError(f"%%tool {var}: {_message(exc)}") from None
             made[var] = t
@@ -232,13 +237,20 @@ class Workspace:
         try:
             if kind == "map":
                 if len(children) != 1:
-                    raise UsageError(f"%%agent {name} --map: one agent runs per item, got {len(children)}: "
-                                     f"{', '.join(agents)}.")
+                    raise UsageError(
+                        f"%%agent {name} --map: one agent runs per item, got {len(children)}: {', '.join(agents)}."
+                    )
                 if not items_key:
-                    raise UsageError(f"%%agent {name} --map {agents[0]}: say which state list it maps over, "
-                                     "e.g. --items topics.")
-                agent: Agent = MapAgent(sub_agent=children[0], items_key=items_key, output_key=output_key or name,
-                                        max_concurrency=max_concurrency, **options)
+                    raise UsageError(
+                        f"%%agent {name} --map {agents[0]}: say which state list it maps over, e.g. --items topics."
+                    )
+                agent: Agent = MapAgent(
+                    sub_agent=children[0],
+                    items_key=items_key,
+                    output_key=output_key or name,
+                    max_concurrency=max_concurrency,
+                    **options,
+                )
             elif kind == "loop":
                 agent = LoopAgent(sub_agents=children, max_iterations=max_iterations, **options)
             else:
@@ -266,11 +278,15 @@ class Workspace:
         if isinstance(held, (Llm, str)):
             return held
         if held is not None:
-            raise UsageError(f"--model {value}: that variable holds a {type(held).__name__}, not a model "
-                             "(an Llm such as ScriptedModel([...]), or a model string).")
+            raise UsageError(
+                f"--model {value}: that variable holds a {type(held).__name__}, not a model "
+                "(an Llm such as ScriptedModel([...]), or a model string)."
+            )
         if value.isidentifier() and value not in ("auto", "local") and not value.startswith("gemini"):
-            raise UsageError(f"--model {value}: no variable of that name, and not a model string "
-                             "(e.g. auto, gemini-2.5-flash, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6, local).")
+            raise UsageError(
+                f"--model {value}: no variable of that name, and not a model string "
+                "(e.g. auto, gemini-2.5-flash, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6, local)."
+            )
         return value
 
     def _tool(self, name: str) -> Tool | BuiltinTool | Callable[..., Any]:
@@ -298,7 +314,9 @@ class Workspace:
         held = self.namespace.get(name)
         if isinstance(held, dict) or (isinstance(held, type) and issubclass(held, BaseModel)):
             return held
-        raise UsageError(f"--output-schema {name}: {_holding(held)}; give a pydantic model class or a JSON-schema dict.")
+        raise UsageError(
+            f"--output-schema {name}: {_holding(held)}; give a pydantic model class or a JSON-schema dict."
+        )
 
     def agent(self, name: str) -> Agent:
         """The agent called `name`: one from %%agent, else an Agent object in a variable of that name."""
@@ -327,7 +345,9 @@ class Workspace:
         """Decide everything about one chat: agent, session, state; check the model is configured."""
         agent = self.agent(name)
         if not message.strip():
-            raise UsageError(f"%%chat {name}: the message is empty. Write it below the %%chat line (or: %chat {name} Hello).")
+            raise UsageError(
+                f"%%chat {name}: the message is empty. Write it below the %%chat line (or: %chat {name} Hello)."
+            )
         values = _parse_state(state)
         resolve = getattr(agent, "resolve_model", None)
         model_name = notice = None
@@ -351,8 +371,17 @@ class Workspace:
         else:
             session_id, restart = self.current.get(key, DEFAULT_SESSION), False
         self.current[key] = session_id
-        return ChatPlan(agent, message.strip("\n"), self.session_service, user, session_id, values, restart,
-                        model=model_name, notice=notice)
+        return ChatPlan(
+            agent,
+            message.strip("\n"),
+            self.session_service,
+            user,
+            session_id,
+            values,
+            restart,
+            model=model_name,
+            notice=notice,
+        )
 
     def _free_session_id(self, app: str, user: str) -> str:
         taken = {s.id for s in run_sync(self.session_service.list(app_name=app, user_id=user))}
@@ -394,11 +423,15 @@ class Workspace:
         except AdkError as exc:
             raise UsageError(f"%adk sessions --use: {exc.message}") from None
         if not isinstance(held, BaseSessionService):
-            raise UsageError(f"%adk sessions --use {name}: {_holding(held)}, not a session service "
-                             "(e.g. SqliteSessionService('chats.db')).")
+            raise UsageError(
+                f"%adk sessions --use {name}: {_holding(held)}, not a session service "
+                "(e.g. SqliteSessionService('chats.db'))."
+            )
         self.session_service = held
-        return Display(f"<div>Chats now keep sessions in <code>{escape(repr(held))}</code>.</div>",
-                       f"Chats now keep sessions in {held!r}.")
+        return Display(
+            f"<div>Chats now keep sessions in <code>{escape(repr(held))}</code>.</div>",
+            f"Chats now keep sessions in {held!r}.",
+        )
 
     def _session(self, name: str, session: str | None, user: str | None) -> tuple[Agent, Session | None, str, str]:
         agent = self.agent(name)
@@ -410,7 +443,9 @@ class Workspace:
     def state_table(self, name: str, session: str | None = None, user: str | None = None) -> Table:
         agent, found, user, session_id = self._session(name, session, user)
         if found is None:
-            raise UsageError(f"%adk state {name}: no session {session_id!r} for user {user!r} yet. Run %%chat {name} first.")
+            raise UsageError(
+                f"%adk state {name}: no session {session_id!r} for user {user!r} yet. Run %%chat {name} first."
+            )
         return tables.state_table(agent.name, found, session_id, user)
 
     def graph_view(self, name: str, *, mermaid: bool = False) -> Display:
@@ -430,8 +465,14 @@ class Workspace:
             raise self._unknown_tool(name)
         return tables.schema_view(t)
 
-    def request_view(self, name: str, session: str | None = None, user: str | None = None, message: str | None = None,
-                     provider: str | None = None) -> Display:
+    def request_view(
+        self,
+        name: str,
+        session: str | None = None,
+        user: str | None = None,
+        message: str | None = None,
+        provider: str | None = None,
+    ) -> Display:
         """What the model receives on the next call: instruction after templating, contents, tools."""
         agent, found, user, session_id = self._session(name, session, user)
         if not isinstance(agent, LlmAgent):
@@ -441,8 +482,16 @@ class Workspace:
             request, model = run_sync(next_request(agent, found, user, session_id, pending))
         except AdkError as exc:
             raise UsageError(f"%adk request {name}: {_message(exc)}") from None
-        return tables.request_view(agent.name, request, model, session_id=session_id, user=user,
-                                   new_session=found is None, message_given=message is not None, provider=provider)
+        return tables.request_view(
+            agent.name,
+            request,
+            model,
+            session_id=session_id,
+            user=user,
+            new_session=found is None,
+            message_given=message is not None,
+            provider=provider,
+        )
 
     def set_model(self, value: str | None) -> Display:
         if value is not None:
@@ -450,7 +499,9 @@ class Workspace:
         label = model_label(self.default_model)
         if self.default_model == "auto":
             label += f" ({auto_choice().reason})"
-        text = f"Default model for new agents: {label}" + ("" if value is None else " (agents defined before keep theirs)")
+        text = f"Default model for new agents: {label}" + (
+            "" if value is None else " (agents defined before keep theirs)"
+        )
         return Display(f"<div>{escape(text)}</div>", text)
 
     def models_table(self) -> Table:
@@ -458,7 +509,9 @@ class Workspace:
         return tables.models_table(providers(), choice, describe("auto") if choice.model else None)
 
     def reset(self) -> Display:
-        counts = f"{len(self.tools)} tools, {len(self.agents)} agents" + (f", {len(self.mcp)} MCP servers" if self.mcp else "")
+        counts = f"{len(self.tools)} tools, {len(self.agents)} agents" + (
+            f", {len(self.mcp)} MCP servers" if self.mcp else ""
+        )
         self.mcp.close_all([entry.agent for entry in self.agents.values()])
         self.tools.clear()
         self.agents.clear()
@@ -502,4 +555,3 @@ def _parse_state(pairs: Iterable[str]) -> dict[str, Any]:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             values[key.strip()] = raw
     return values
-

@@ -20,9 +20,7 @@ _LAZY = {"OpenTelemetryPlugin": ".otel"}
 
 
 def __getattr__(name: str) -> object:
-    if (
-        name == "OpenTelemetryPlugin"
-    ):  # needs the [otel] extra, so it loads on first use
+    if name == "OpenTelemetryPlugin":  # needs the [otel] extra, so it loads on first use
         from .otel import OpenTelemetryPlugin
 
         return OpenTelemetryPlugin

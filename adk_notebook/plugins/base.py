@@ -41,21 +41,15 @@ class Plugin:
         """After an agent ran; a result is added as its last answer."""
         return None
 
-    async def before_model_callback(
-        self, ctx: CallbackContext, request: LlmRequest
-    ) -> LlmResponse | None:
+    async def before_model_callback(self, ctx: CallbackContext, request: LlmRequest) -> LlmResponse | None:
         """Before a model call; a response is used instead of calling the model."""
         return None
 
-    async def after_model_callback(
-        self, ctx: CallbackContext, response: LlmResponse
-    ) -> LlmResponse | None:
+    async def after_model_callback(self, ctx: CallbackContext, response: LlmResponse) -> LlmResponse | None:
         """After a model call; a response replaces the model's."""
         return None
 
-    async def before_tool_callback(
-        self, ctx: ToolContext, tool: Tool, args: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    async def before_tool_callback(self, ctx: ToolContext, tool: Tool, args: dict[str, Any]) -> dict[str, Any] | None:
         """Before a tool call; a dict is the call's result and the tool does not run."""
         return None
 
@@ -82,14 +76,10 @@ class Plugin:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-def plugin_chain(
-    plugins: Sequence[Plugin], hook: str, own: CallbackChain | None = None
-) -> CallbackChain:
+def plugin_chain(plugins: Sequence[Plugin], hook: str, own: CallbackChain | None = None) -> CallbackChain:
     """The callbacks of hook `hook`: those plugins that override it, in order, then `own`."""
     base = getattr(Plugin, hook)
-    methods = [
-        getattr(p, hook) for p in plugins if getattr(type(p), hook, base) is not base
-    ]
+    methods = [getattr(p, hook) for p in plugins if getattr(type(p), hook, base) is not base]
     if not methods:
         return own if own is not None else CallbackChain()
     chain = CallbackChain(methods)

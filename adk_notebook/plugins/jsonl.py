@@ -32,14 +32,9 @@ class JsonlTraceExporter(Plugin):
         self.path = Path(path)
 
     async def after_run_callback(self, ctx: InvocationContext) -> None:
-        line = (
-            json.dumps(ctx.span.to_dict(), ensure_ascii=False, separators=(",", ":"))
-            + "\n"
-        )
+        line = json.dumps(ctx.span.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open(
-            "a", encoding="utf-8"
-        ) as file:  # one write: a line is never split between runs
+        with self.path.open("a", encoding="utf-8") as file:  # one write: a line is never split between runs
             file.write(line)
 
 

@@ -23,9 +23,7 @@ try:
     from opentelemetry import trace as otel_trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "OpenTelemetryPlugin needs OpenTelemetry: pip install 'adk-notebook[otel]'"
-    ) from exc
+    raise ImportError("OpenTelemetryPlugin needs OpenTelemetry: pip install 'adk-notebook[otel]'") from exc
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -65,9 +63,7 @@ class OpenTelemetryPlugin(Plugin):
         contents = _Contents(ctx) if self.capture_content else None
         self._export(ctx.span, None, ctx.span, contents)
 
-    def _export(
-        self, span: Span, parent: Context | None, root: Span, contents: _Contents | None
-    ) -> None:
+    def _export(self, span: Span, parent: Context | None, root: Span, contents: _Contents | None) -> None:
         end = span.end if span.end is not None else root.end
         otel_span = self.tracer.start_span(
             span.name,
@@ -124,33 +120,21 @@ class _Contents:
     """The run's messages, found in its stored events, for spans that opted in to contents."""
 
     def __init__(self, ctx: InvocationContext) -> None:
-        events = [
-            e
-            for e in ctx.session.events
-            if e.invocation_id == ctx.invocation_id and not e.partial
-        ]
-        self.arguments = {
-            c.id: c.args for e in events for c in e.function_calls() if c.id
-        }
-        self.results = {
-            r.id: r.response for e in events for r in e.function_responses() if r.id
-        }
+        events = [e for e in ctx.session.events if e.invocation_id == ctx.invocation_id and not e.partial]
+        self.arguments = {c.id: c.args for e in events for c in e.function_calls() if c.id}
+        self.results = {r.id: r.response for e in events for r in e.function_responses() if r.id}
         # The k-th model call of an agent answered with that agent's k-th model event.
         by_author: dict[str, list[Event]] = {}
         for event in events:
             if event.content is not None and event.content.role == "model":
                 by_author.setdefault(event.author, []).append(event)
-        self.answers: dict[str, Iterator[Event]] = {
-            author: iter(found) for author, found in by_author.items()
-        }
+        self.answers: dict[str, Iterator[Event]] = {author: iter(found) for author, found in by_author.items()}
 
     def of(self, span: Span) -> dict[str, str]:
         if span.kind == "tool" and span.call_id is not None:
             found = {}
             if span.call_id in self.arguments:
-                found["gen_ai.tool.call.arguments"] = _json(
-                    self.arguments[span.call_id]
-                )
+                found["gen_ai.tool.call.arguments"] = _json(self.arguments[span.call_id])
             if span.call_id in self.results:
                 found["gen_ai.tool.call.result"] = _json(self.results[span.call_id])
             return found

@@ -88,11 +88,13 @@ class InMemorySessionService(BaseSessionService):
             self._user_state.setdefault((session.app_name, session.user_id), {}).update(_copy(user_delta))
 
     def _merged_state(self, app_name: str, user_id: str, stored: _Stored) -> dict[str, Any]:
-        return _copy({
-            **stored.state,
-            **self._app_state.get(app_name, {}),
-            **self._user_state.get((app_name, user_id), {}),
-        })
+        return _copy(
+            {
+                **stored.state,
+                **self._app_state.get(app_name, {}),
+                **self._user_state.get((app_name, user_id), {}),
+            }
+        )
 
     def _snapshot(self, key: tuple[str, str, str], stored: _Stored) -> Session:
         app_name, user_id, session_id = key

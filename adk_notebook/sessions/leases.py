@@ -139,11 +139,7 @@ class Lease:
         """(who holds the session, what more to know) for `session_busy`."""
         if self.checkable:
             return f" (run {self.run_id}, process {self.pid} on this machine)", ""
-        where = (
-            repr(self.host)
-            if self.host != HOST
-            else "another container (pid namespace) of this machine"
-        )
+        where = repr(self.host) if self.host != HOST else "another container (pid namespace) of this machine"
         left = max(0.0, self.expires - now)
         return (
             f" (run {self.run_id}, process {self.pid} on {where})",
@@ -165,11 +161,7 @@ def held_by_another(row: Sequence[Any] | None, run_id: str, now: float) -> Lease
 
 def lease_is_live(lease: Lease, now: float) -> bool:
     """Whether `lease` still holds its session (see the module docstring)."""
-    if (
-        lease.host == HOST
-        and lease.pid == os.getpid()
-        and lease.started in ("", _my_start())
-    ):
+    if lease.host == HOST and lease.pid == os.getpid() and lease.started in ("", _my_start()):
         return run_is_live(lease.run_id)
     if lease.expires <= now:
         return False
@@ -201,13 +193,9 @@ class Heartbeat:
     it checks the lease itself before writing (`confirmed` once it found it still the run's).
     """
 
-    def __init__(
-        self, renew: Callable[[Collection[str], float], Collection[str]], seconds: float
-    ) -> None:
+    def __init__(self, renew: Callable[[Collection[str], float], Collection[str]], seconds: float) -> None:
         self._renew, self.seconds = renew, seconds
-        self._held: dict[
-            str, float
-        ] = {}  # run id -> when its lease was last confirmed (wall clock: counts a suspend)
+        self._held: dict[str, float] = {}  # run id -> when its lease was last confirmed (wall clock: counts a suspend)
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -216,9 +204,7 @@ class Heartbeat:
         with self._wake:
             self._held[run_id] = time.time()
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._beat, name="adk-session-leases", daemon=True
-                )
+                self._thread = threading.Thread(target=self._beat, name="adk-session-leases", daemon=True)
                 self._thread.start()
 
     def drop(self, run_id: str) -> None:
@@ -303,9 +289,7 @@ def _boot_id() -> str:
 
 
 _BOOT_ID = _boot_id()
-process_started = (
-    _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
-)
+process_started = _started_from_proc if os.path.exists("/proc/self/stat") else _started_from_ps
 
 
 def _pid_space() -> str:

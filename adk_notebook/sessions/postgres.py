@@ -227,19 +227,14 @@ class PostgresSessionService(BaseSessionService):
             last_update_time=created[0],
         )
 
-    async def get(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> Session | None:
+    async def get(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
         # One statement: the state and the events of one moment.
         async with self._statement() as conn:
             found = await conn.execute(_GET, (app_name, user_id, session_id))
             row = await found.fetchone()
         if row is None:
             return None
-        events = [
-            _read_event(self, session_id, seq, data)
-            for seq, data in zip(row[5], row[6], strict=True)
-        ]
+        events = [_read_event(self, session_id, seq, data) for seq, data in zip(row[5], row[6], strict=True)]
         return Session(
             session_id,
             app_name,
@@ -252,17 +247,11 @@ class PostgresSessionService(BaseSessionService):
     async def list(self, *, app_name: str, user_id: str) -> list[Session]:
         async with self._statement() as conn:
             found = await conn.execute(
-                _WITH_SCOPES
-                + "WHERE s.app_name = %s AND s.user_id = %s ORDER BY s.created_seq",
+                _WITH_SCOPES + "WHERE s.app_name = %s AND s.user_id = %s ORDER BY s.created_seq",
                 (app_name, user_id),
             )
             rows = await found.fetchall()
-        return [
-            Session(
-                row[0], app_name, user_id, state=_merged(row), last_update_time=row[2]
-            )
-            for row in rows
-        ]
+        return [Session(row[0], app_name, user_id, state=_merged(row), last_update_time=row[2]) for row in rows]
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
         # Its events go with it (ON DELETE CASCADE).
@@ -284,9 +273,7 @@ class PostgresSessionService(BaseSessionService):
         data = _dumps(event.to_dict(), f"event {event.id!r}")
         # One statement, so one round trip and atomic; every part hangs on the session's row, so
         # an event for a session deleted while running is dropped whole.
-        parts = [
-            f"s AS (UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY} RETURNING 1)"
-        ]
+        parts = [f"s AS (UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY} RETURNING 1)"]
         params: list[Any] = [_jsonb(session_delta), event.timestamp, *key]
         if app_delta:
             parts.append(_MERGE_APP_WITH)
@@ -295,21 +282,15 @@ class PostgresSessionService(BaseSessionService):
             parts.append(_MERGE_USER_WITH)
             params += [session.app_name, session.user_id, _jsonb(user_delta)]
         statement = (
-            "WITH "
-            + ", ".join(parts)
-            + " INSERT INTO adk_events (app_name, user_id, session_id, id, data, "
+            "WITH " + ", ".join(parts) + " INSERT INTO adk_events (app_name, user_id, session_id, id, data, "
             "timestamp) SELECT %s, %s, %s, %s, %s, %s FROM s"
         )
         async with self._statement() as conn:
             if self._heartbeat.may_have_lapsed(event.invocation_id):
                 await self._confirm_lease(conn, key, event.invocation_id)
-            await conn.execute(
-                statement, (*params, *key, event.id, data, event.timestamp)
-            )
+            await conn.execute(statement, (*params, *key, event.id, data, event.timestamp))
 
-    async def _confirm_lease(
-        self, conn: psycopg.AsyncConnection[Any], key: tuple[str, str, str], run_id: str
-    ) -> None:
+    async def _confirm_lease(self, conn: psycopg.AsyncConnection[Any], key: tuple[str, str, str], run_id: str) -> None:
         """Renew run `run_id`'s lease before it writes, or raise `lease_lost` when another run took it."""
         renewed = await conn.execute(
             f"UPDATE adk_session_runs SET expires = {_NOW} + %s WHERE {_RUN_KEY} AND run_id = %s",
@@ -324,9 +305,7 @@ class PostgresSessionService(BaseSessionService):
         key = (session.app_name, session.user_id, session.id)
         async with self._transaction() as conn:
             # Lock the session's row, so two claimants of one session take turns here.
-            await conn.execute(
-                f"SELECT 1 FROM adk_sessions WHERE {_KEY} FOR UPDATE", key
-            )
+            await conn.execute(f"SELECT 1 FROM adk_sessions WHERE {_KEY} FOR UPDATE", key)
             found = await conn.execute(
                 f"SELECT {_NOW}, run_id, pid, host, started, expires FROM (SELECT 1) AS one "
                 f"LEFT JOIN adk_session_runs ON {_RUN_KEY}",
@@ -353,9 +332,7 @@ class PostgresSessionService(BaseSessionService):
                 (session.app_name, session.user_id, session.id, run_id),
             )
 
-    async def release_run(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> bool:
+    async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
         """Drop the lease of the run holding a session, whoever holds it; False when none did.
 
         For a lease not to wait out (a run on another machine that is gone for good, or a run of
@@ -396,9 +373,7 @@ class PostgresSessionService(BaseSessionService):
         return self._connection(atomic=False)
 
     @asynccontextmanager
-    async def _connection(
-        self, *, atomic: bool
-    ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _connection(self, *, atomic: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         """A pooled connection of this loop; psycopg errors come out as AdkError."""
         try:
             pool = await self._pool()
@@ -458,14 +433,10 @@ async def _create_tables(conn: psycopg.AsyncConnection[Any], shown: str) -> None
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 await conn.execute(statement)
-        found = await (
-            await conn.execute("SELECT max(version) FROM adk_schema")
-        ).fetchone()
+        found = await (await conn.execute("SELECT max(version) FROM adk_schema")).fetchone()
         version = found[0] if found else None
         if version is None:
-            await conn.execute(
-                "INSERT INTO adk_schema (version) VALUES (%s)", (SCHEMA_VERSION,)
-            )
+            await conn.execute("INSERT INTO adk_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
         elif version > SCHEMA_VERSION:
             raise AdkError.session(
                 f"The session tables in {shown!r} were written by a newer adk-notebook (schema version {version}; "
@@ -483,11 +454,7 @@ async def _scope(
     delta: dict[str, Any],
 ) -> dict[str, Any]:
     """One scoped state after merging `delta` into it (or as it is, when there is nothing to merge)."""
-    found = (
-        await conn.execute(merge, (*key, _jsonb(delta)))
-        if delta
-        else await conn.execute(select, key)
-    )
+    found = await conn.execute(merge, (*key, _jsonb(delta))) if delta else await conn.execute(select, key)
     row = await found.fetchone()
     return dict(row[0]) if row else {}
 
@@ -513,9 +480,7 @@ def _dumps(value: Any, what: str) -> str:
         ) from exc
 
 
-def _read_event(
-    service: PostgresSessionService, session_id: str, seq: int, data: str
-) -> Event:
+def _read_event(service: PostgresSessionService, session_id: str, seq: int, data: str) -> Event:
     try:
         return Event.from_dict(json.loads(data))
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:

@@ -101,8 +101,7 @@ _SESSION_KEY = "app_name = ? AND user_id = ? AND id = ?"
 _APP_STATE = "SELECT state FROM app_states WHERE app_name = ?"
 _USER_STATE = "SELECT state FROM user_states WHERE app_name = ? AND user_id = ?"
 _PUT_APP_STATE = (
-    "INSERT INTO app_states (app_name, state) VALUES (?, ?) "
-    "ON CONFLICT (app_name) DO UPDATE SET state = excluded.state"
+    "INSERT INTO app_states (app_name, state) VALUES (?, ?) ON CONFLICT (app_name) DO UPDATE SET state = excluded.state"
 )
 _PUT_USER_STATE = (
     "INSERT INTO user_states (app_name, user_id, state) VALUES (?, ?, ?) "
@@ -182,7 +181,8 @@ class SqliteSessionService(BaseSessionService):
                 return None
             scoped = _scoped_state(self.path, conn, app_name, user_id)
             rows = conn.execute(
-                "SELECT seq, id, data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq", key
+                "SELECT seq, id, data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq",
+                key,
             ).fetchall()
         events = [_read_event(self.path, key, *event_row) for event_row in rows]
         state = {**_read_state(self.path, row[0], "sessions", key), **scoped}
@@ -225,7 +225,9 @@ class SqliteSessionService(BaseSessionService):
             if self._heartbeat.may_have_lapsed(run_id):  # then the lease decides, in this transaction
                 renewed = conn.execute(
                     "UPDATE session_runs SET expires = ? WHERE app_name = ? AND user_id = ? AND session_id = ? "
-                    "AND run_id = ?", (time.time() + self._heartbeat.seconds, *key, run_id))
+                    "AND run_id = ?",
+                    (time.time() + self._heartbeat.seconds, *key, run_id),
+                )
                 if not renewed.rowcount:
                     raise lease_lost(key, run_id, self._heartbeat.seconds)
                 self._heartbeat.confirmed([run_id])
@@ -283,8 +285,11 @@ class SqliteSessionService(BaseSessionService):
 
     def _renew(self, run_ids: Collection[str], expires: float) -> Collection[str]:
         with self._transaction(write=True) as conn:
-            return [r for r in run_ids
-                    if conn.execute("UPDATE session_runs SET expires = ? WHERE run_id = ?", (expires, r)).rowcount]
+            return [
+                r
+                for r in run_ids
+                if conn.execute("UPDATE session_runs SET expires = ? WHERE run_id = ?", (expires, r)).rowcount
+            ]
 
     async def release_run(self, *, app_name: str, user_id: str, session_id: str) -> bool:
         """Drop the claim of the run holding a session, whoever holds it; False when none did.
@@ -476,11 +481,19 @@ def _read_state(path: str, text: Any, table: str, key: tuple[str, ...]) -> dict[
         if type(value) is dict:
             return value
         problem = f"is {_JSON_KINDS.get(type(value), 'null')} in JSON, not an object"
-    what = {"sessions": f"the session state of session {key[-1]!r}", "user_states": f"the user state of user {key[-1]!r}",
-            "app_states": f"the app state of app {key[0]!r}"}[table]
-    where = " AND ".join(f"{column} = {_sql_text(value)}" for column, value in zip(("app_name", "user_id", "id"), key, strict=False))
-    raise _damaged(path, f"{what} ({table} table) {problem}",
-                   f"reset that state: `sqlite3 {shlex.quote(path)} \"UPDATE {table} SET state = '{{}}' WHERE {where}\"`")
+    what = {
+        "sessions": f"the session state of session {key[-1]!r}",
+        "user_states": f"the user state of user {key[-1]!r}",
+        "app_states": f"the app state of app {key[0]!r}",
+    }[table]
+    where = " AND ".join(
+        f"{column} = {_sql_text(value)}" for column, value in zip(("app_name", "user_id", "id"), key, strict=False)
+    )
+    raise _damaged(
+        path,
+        f"{what} ({table} table) {problem}",
+        f"reset that state: `sqlite3 {shlex.quote(path)} \"UPDATE {table} SET state = '{{}}' WHERE {where}\"`",
+    )
 
 
 def _read_event(path: str, key: tuple[str, str, str], seq: int, event_id: str, data: Any) -> Event:
@@ -502,7 +515,7 @@ def _read_event(path: str, key: tuple[str, str, str], seq: int, event_id: str, d
     raise _damaged(
         path,
         f"event {event_id!r} of session {session_id!r} (events.seq {seq}) {problem}",
-        f"remove that event (`sqlite3 {shlex.quote(path)} \"DELETE FROM events WHERE seq = {seq}\"`) or the whole session "
+        f'remove that event (`sqlite3 {shlex.quote(path)} "DELETE FROM events WHERE seq = {seq}"`) or the whole session '
         f"(`await service.delete(app_name={app_name!r}, user_id={user_id!r}, session_id={session_id!r})`)",
     )
 
@@ -522,7 +535,7 @@ def _sql_text(value: str) -> str:
 def _not_text(path: str, exc: UnicodeEncodeError) -> AdkError:
     text = exc.object
     return AdkError.session(
-        f"{text!r} cannot be kept in the session database {path!r}: it holds {text[exc.start:exc.end]!r}, half of "
+        f"{text!r} cannot be kept in the session database {path!r}: it holds {text[exc.start : exc.end]!r}, half of "
         f"a UTF-16 surrogate pair, which is not text. Pass app names, user ids and session ids that are valid "
         f"text, e.g. {repair_text(text)!r}.",
         code="invalid_text",

@@ -27,9 +27,7 @@ def open_session_service(url: str, **options: Any) -> BaseSessionService:
     if url in ("", "memory"):
         return InMemorySessionService()
     if url.startswith("sqlite:///"):
-        return SqliteSessionService(
-            os.path.expanduser(url.removeprefix("sqlite:///")), **options
-        )
+        return SqliteSessionService(os.path.expanduser(url.removeprefix("sqlite:///")), **options)
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres import PostgresSessionService
 

@@ -20,13 +20,16 @@ LONG_RUNNING_NOTE = (
     "some intermediate or pending status."
 )
 
+
 def check_timeout(seconds: float | None, what: str) -> float | None:
     """A time limit in seconds (None: no limit); anything else is a clear error at definition time."""
     if seconds is None:
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-        raise AdkError.config(f"{what} must be a number of seconds above 0 (or None for no limit), got {seconds!r}.",
-                              code="invalid_timeout")
+        raise AdkError.config(
+            f"{what} must be a number of seconds above 0 (or None for no limit), got {seconds!r}.",
+            code="invalid_timeout",
+        )
     return float(seconds)
 
 

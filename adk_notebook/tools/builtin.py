@@ -75,9 +75,7 @@ class WebSearch(BuiltinTool):
                 code="conflicting_options",
             )
         if self.max_uses is not None and (
-            isinstance(self.max_uses, bool)
-            or not isinstance(self.max_uses, int)
-            or self.max_uses < 1
+            isinstance(self.max_uses, bool) or not isinstance(self.max_uses, int) or self.max_uses < 1
         ):
             raise AdkError.config(
                 f"WebSearch(max_uses=...) must be a whole number above 0, got {self.max_uses!r}.",
@@ -136,7 +134,5 @@ class Grounding:
         return {
             "queries": list(self.queries),
             "sources": [{"uri": s.uri, "title": s.title} for s in self.sources],
-            "citations": [
-                {"text": c.text, "sources": list(c.sources)} for c in self.citations
-            ],
+            "citations": [{"text": c.text, "sources": list(c.sources)} for c in self.citations],
         }

@@ -122,11 +122,7 @@ class PythonCodeExecutor(Tool):
         self.name = check_tool_name(name)
         self.code_timeout = limit
         self.timeout = limit + RESULT_GRACE
-        self.memory_limit = (
-            None
-            if memory_limit is None
-            else _positive_int(memory_limit, "memory_limit (MiB, or None)")
-        )
+        self.memory_limit = None if memory_limit is None else _positive_int(memory_limit, "memory_limit (MiB, or None)")
         self.max_output = _positive_int(max_output, "max_output (bytes)")
         self._temporary: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:  # removed when the executor is
@@ -143,11 +139,7 @@ class PythonCodeExecutor(Tool):
                 f"{exc.strerror or exc}. Pass workdir=... naming a folder you can write.",
                 code="invalid_workdir",
             ) from None
-        memory = (
-            "no memory limit"
-            if self.memory_limit is None
-            else f"at most {self.memory_limit} MiB of memory"
-        )
+        memory = "no memory limit" if self.memory_limit is None else f"at most {self.memory_limit} MiB of memory"
         self.description = (
             "Run Python code in a fresh process and get back its stdout, stderr, the error if "
             "it failed, and every matplotlib figure it saved or left open, as an image. Each "
@@ -160,14 +152,10 @@ class PythonCodeExecutor(Tool):
     def parameters_schema(self) -> dict[str, Any]:
         return _PARAMETERS
 
-    async def execute(
-        self, ctx: ToolContext, args: dict[str, Any]
-    ) -> FunctionResponseData:
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> FunctionResponseData:
         stdout, stderr = _Capped(self.max_output), _Capped(self.max_output)
         result = _Collected(_RESULT_LIMIT)
-        timed_out, returncode = await self._run(
-            args["code"], stdout.add, stderr.add, result.add
-        )
+        timed_out, returncode = await self._run(args["code"], stdout.add, stderr.add, result.add)
         response: dict[str, Any] = {"stdout": stdout.text(), "stderr": stderr.text()}
         payload = result.json()
         if timed_out:
@@ -238,11 +226,7 @@ class PythonCodeExecutor(Tool):
             raise
         finally:
             os.close(write_fd)
-        assert (
-            proc.stdin is not None
-            and proc.stdout is not None
-            and proc.stderr is not None
-        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         loop = asyncio.get_running_loop()
         result_stream = asyncio.StreamReader()
         transport, _ = await loop.connect_read_pipe(
@@ -303,11 +287,7 @@ class PythonCodeExecutor(Tool):
                 how = f"was killed by signal {-returncode}"
         else:
             how = f"exited with code {returncode}"
-        hint = (
-            ""
-            if self.memory_limit is None
-            else f" It may use at most {self.memory_limit} MiB of memory."
-        )
+        hint = "" if self.memory_limit is None else f" It may use at most {self.memory_limit} MiB of memory."
         return f"The code's process {how} before it finished.{hint}"
 
 
@@ -334,11 +314,7 @@ class _Capped:
         cut = self.total - len(self.head) - len(self.tail)
         head = self.head.decode("utf-8", "replace")
         tail = self.tail.decode("utf-8", "replace")
-        return (
-            head + tail
-            if cut == 0
-            else f"{head}\n[… {cut:,} bytes of output cut …]\n{tail}"
-        )
+        return head + tail if cut == 0 else f"{head}\n[… {cut:,} bytes of output cut …]\n{tail}"
 
 
 class _Collected:
@@ -387,12 +363,8 @@ async def _drain(stream: asyncio.StreamReader, sink: Callable[[bytes], None]) ->
 async def _discard_rest(*streams: asyncio.StreamReader) -> None:
     """Read what is left in a killed child's pipes, so that their transports see the end and close."""
     try:
-        async with asyncio.timeout(
-            1.0
-        ):  # a process outside the group could hold them open
-            await asyncio.gather(
-                *(_drain(stream, lambda _: None) for stream in streams)
-            )
+        async with asyncio.timeout(1.0):  # a process outside the group could hold them open
+            await asyncio.gather(*(_drain(stream, lambda _: None) for stream in streams))
     except TimeoutError:
         pass
 

@@ -108,9 +108,7 @@ class Guard:
                 dir_fd = args[dir_fd_index] if dir_fd_index is not None else None
                 self.written.add(self._writable(args[index], dir_fd))
         elif event in _PROCESS_EVENTS:
-            raise PermissionError(
-                errno.EPERM, f"code run by run_python may not start processes ({event})"
-            )
+            raise PermissionError(errno.EPERM, f"code run by run_python may not start processes ({event})")
         elif event in ("os.kill", "os.killpg"):
             target = args[0]
             own = (0, self.pid) if event == "os.kill" else (0, os.getpgrp())
@@ -125,21 +123,14 @@ class Guard:
         if not isinstance(path, str | bytes | os.PathLike | int):
             return self.root  # a network socket's address: no file
         # an in-memory sqlite3 database, an abstract unix socket: no file either
-        if isinstance(path, str | bytes) and (
-            path in ("", ":memory:") or path[:1] in ("\0", b"\0")
-        ):
+        if isinstance(path, str | bytes) and (path in ("", ":memory:") or path[:1] in ("\0", b"\0")):
             return self.root
         real = _resolve(path, dir_fd)
-        if (
-            real == os.devnull
-            or real == self.root
-            or real.startswith(self.root + os.sep)
-        ):
+        if real == os.devnull or real == self.root or real.startswith(self.root + os.sep):
             return real
         raise PermissionError(
             errno.EACCES,
-            f"code run by run_python may only write inside its working folder "
-            f"{self.root}",
+            f"code run by run_python may only write inside its working folder {self.root}",
             str(path),
         )
 
@@ -148,18 +139,13 @@ class Guard:
         if match and int(match.group(1)) != self.pid:
             raise PermissionError(
                 errno.EACCES,
-                "code run by run_python may not read another process's "
-                "environment or memory",
+                "code run by run_python may not read another process's environment or memory",
                 path,
             )
 
     def files(self) -> list[str]:
         """What the code wrote or changed that is still a file, relative to the folder, hidden ones left out."""
-        names = {
-            os.path.relpath(p, self.root)
-            for p in self.written
-            if p != self.root and os.path.isfile(p)
-        }
+        names = {os.path.relpath(p, self.root) for p in self.written if p != self.root and os.path.isfile(p)}
         return sorted(n for n in names if not n.startswith("."))
 
 
@@ -168,9 +154,7 @@ def _saving_figure() -> Any:
     # two frames up, above the hook: whoever opened the file
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
-        owner = (
-            frame.f_locals.get("self") if frame.f_code.co_name == "savefig" else None
-        )
+        owner = frame.f_locals.get("self") if frame.f_code.co_name == "savefig" else None
         if type(owner).__name__ == "Figure":
             return owner
         frame = frame.f_back
@@ -230,9 +214,7 @@ def run(code: str) -> str | None:
 
 
 def _traceback(error: BaseException) -> str:
-    frames = [
-        f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__
-    ]
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__]
     lines = traceback.format_exception_only(type(error), error)
     if frames:
         lines = [

@@ -23,12 +23,8 @@ __all__ = [
 ]
 
 # Keywords whose values are schemas, maps of schemas or lists of schemas.
-_SCHEMA_MAPS = frozenset(
-    {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
-)
-_SCHEMA_LISTS = frozenset(
-    {"anyOf", "oneOf", "allOf", "prefixItems", "items"}
-)  # `items` as a list: draft 4-7 tuples
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})  # `items` as a list: draft 4-7 tuples
 _SCHEMA_VALUES = frozenset(
     {
         "items", "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties",
@@ -87,9 +83,7 @@ def map_subschemas(node: dict[str, Any], fn: Callable[[Any], Any]) -> dict[str, 
     return out
 
 
-def rewrite_schema(
-    schema: Any, rule: Callable[[dict[str, Any]], dict[str, Any]]
-) -> Any:
+def rewrite_schema(schema: Any, rule: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
     """`schema` with `rule` applied to every schema node, each before the subschemas it keeps.
 
     `true` / `false` schemas are left as they are.
@@ -123,11 +117,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
             siblings = {key: value for key, value in node.items() if key != "allOf"}
             return resolve({**node["allOf"][0], **siblings}, seen)
-        kept = {
-            key: value
-            for key, value in node.items()
-            if key not in ("$defs", "definitions")
-        }
+        kept = {key: value for key, value in node.items() if key not in ("$defs", "definitions")}
         return map_subschemas(kept, lambda child: resolve(child, seen))
 
     return resolve(schema, frozenset())
@@ -135,9 +125,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 def drop_titles(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` without the `title` of any node (pydantic's titles only repeat the names)."""
-    return rewrite_schema(
-        schema, lambda node: {k: v for k, v in node.items() if k != "title"}
-    )
+    return rewrite_schema(schema, lambda node: {k: v for k, v in node.items() if k != "title"})
 
 
 def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -171,9 +159,7 @@ def _gemini_node(node: dict[str, Any]) -> dict[str, Any]:
         allowed = ", ".join(json.dumps(value) for value in node.pop("enum"))
         node["description"] = _with_note(node.get("description"), f"One of: {allowed}.")
     kind = node.get("type")
-    if node.get("format") not in _GEMINI_FORMATS.get(
-        kind if isinstance(kind, str) else "", ()
-    ):
+    if node.get("format") not in _GEMINI_FORMATS.get(kind if isinstance(kind, str) else "", ()):
         node.pop("format", None)
     return {key: value for key, value in node.items() if key in _GEMINI_KEYS}
 
@@ -228,9 +214,7 @@ def _with_note(description: str | None, note: str) -> str:
 def _lookup(root: dict[str, Any], ref: str) -> dict[str, Any]:
     """Follow a local JSON pointer such as `#/$defs/Address`."""
     if not ref.startswith("#"):
-        raise ValueError(
-            f"cannot inline {ref!r}: only local references ('#/...') are supported"
-        )
+        raise ValueError(f"cannot inline {ref!r}: only local references ('#/...') are supported")
     node: Any = root
     for part in filter(None, ref[1:].split("/")):
         part = part.replace("~1", "/").replace("~0", "~")

@@ -80,12 +80,7 @@ def _split(lines: list[str]) -> list[_Section]:
         top_level = not line[:1].isspace()
         if top_level and line.rstrip().endswith(":") and title in _SECTIONS:
             sections.append(_Section(title, "google"))
-        elif (
-            top_level
-            and title in _SECTIONS
-            and index + 1 < len(lines)
-            and _UNDERLINE.match(lines[index + 1])
-        ):
+        elif top_level and title in _SECTIONS and index + 1 < len(lines) and _UNDERLINE.match(lines[index + 1]):
             sections.append(_Section(title, "numpy"))
             index += 1
         elif match := _SPHINX_FIELD.match(line):

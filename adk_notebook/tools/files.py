@@ -43,8 +43,11 @@ def resolve_file_uri(uri: str | os.PathLike[str], *, allowed_root: str | os.Path
     """
     text = os.fspath(uri) if isinstance(uri, os.PathLike) else uri
     if not isinstance(text, str) or not text.strip():
-        raise AdkError.tool(f"A file reference must be a non-empty URI or path, got {uri!r}.",
-                            code="invalid_file_uri", category="invalid_input")
+        raise AdkError.tool(
+            f"A file reference must be a non-empty URI or path, got {uri!r}.",
+            code="invalid_file_uri",
+            category="invalid_input",
+        )
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
     if scheme in REMOTE_SCHEMES:
@@ -53,14 +56,16 @@ def resolve_file_uri(uri: str | os.PathLike[str], *, allowed_root: str | os.Path
         if parts.netloc not in ("", "localhost"):
             raise AdkError.tool(
                 f"File URI {text!r} names host {parts.netloc!r}; only local files (file:///path) can be read.",
-                code="file_uri_remote_host", category="forbidden",
+                code="file_uri_remote_host",
+                category="forbidden",
             )
         path = Path(url2pathname(parts.path))
     elif scheme and not _is_drive_letter(scheme):
         raise AdkError.tool(
             f"Cannot read {text!r}: the {scheme!r} scheme is not supported. Use http(s)://, gs://, "
             "file:// or a local path.",
-            code="unsupported_uri_scheme", category="unsupported",
+            code="unsupported_uri_scheme",
+            category="unsupported",
         )
     else:
         path = Path(text)
@@ -68,13 +73,15 @@ def resolve_file_uri(uri: str | os.PathLike[str], *, allowed_root: str | os.Path
     try:
         resolved = (root / path).resolve()  # an absolute `path` replaces `root`
     except (OSError, ValueError) as exc:
-        raise AdkError.tool(f"Cannot resolve file reference {text!r}: {exc}.",
-                            code="invalid_file_uri", category="invalid_input") from None
+        raise AdkError.tool(
+            f"Cannot resolve file reference {text!r}: {exc}.", code="invalid_file_uri", category="invalid_input"
+        ) from None
     if not resolved.is_relative_to(root):
         raise AdkError.tool(
             f"Refusing to read {text!r}: it resolves to {str(resolved)!r}, outside the allowed folder "
             f"{str(root)!r}. Move the file into that folder, or pass allowed_root=... to allow another.",
-            code="file_outside_allowed_root", category="forbidden",
+            code="file_outside_allowed_root",
+            category="forbidden",
         )
     return resolved
 

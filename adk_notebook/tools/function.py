@@ -64,28 +64,39 @@ class FunctionTool(Tool):
     ) -> None:
         function = handler if handler is not None else execute
         if function is None or (handler is not None and execute is not None):
-            raise AdkError.config(f"FunctionTool {name!r} takes one function: handler(ctx, args), or execute(args) "
-                                  "as the TypeScript ADK writes it.", code="invalid_tool")
+            raise AdkError.config(
+                f"FunctionTool {name!r} takes one function: handler(ctx, args), or execute(args) "
+                "as the TypeScript ADK writes it.",
+                code="invalid_tool",
+            )
         self.name = check_tool_name(name)
         self.description = description
         self.timeout = check_timeout(timeout, f"Tool {name!r}: timeout")
         self._handler: Callable[..., Any] = function  # a handler, execute(args) or @tool's function
         self._blocking = not _is_async_callable(function)
         self._call: Callable[[ToolContext, dict[str, Any]], Any] = (
-            handler if handler is not None else _execute_call(function, parameters))
+            handler if handler is not None else _execute_call(function, parameters)
+        )
         self._parameters: dict[str, Any] | None = None
         self._response: dict[str, Any] | None = None
         self._validate: Callable[[dict[str, Any]], dict[str, Any]] = _accept
         self._parameters_source: type[BaseModel] | dict[str, Any] | None = None
         # What the tool is made from, for __reduce__: (classmethod or None for the class, args, kwargs).
-        self._recipe: _Recipe = (None, (name, description), {"handler": handler, "execute": execute,
-                                                              "parameters": parameters, "timeout": timeout})
+        self._recipe: _Recipe = (
+            None,
+            (name, description),
+            {"handler": handler, "execute": execute, "parameters": parameters, "timeout": timeout},
+        )
         if parameters is not None:
             self.with_parameters_schema(parameters)
 
     @classmethod
     def from_function(
-        cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
         timeout: float | None = None,
     ) -> FunctionTool:
         """Build a tool from a plain function: schema from its type hints and docstring."""
@@ -178,8 +189,19 @@ class FunctionTool(Tool):
 
 
 _Recipe = tuple[str | None, tuple[Any, ...], dict[str, Any]]
-_OPTIONS = frozenset({"name", "description", "timeout", "is_read_only", "is_concurrency_safe", "is_long_running",
-                      "required_scopes", "_response", "_parameters_source"})
+_OPTIONS = frozenset(
+    {
+        "name",
+        "description",
+        "timeout",
+        "is_read_only",
+        "is_concurrency_safe",
+        "is_long_running",
+        "required_scopes",
+        "_response",
+        "_parameters_source",
+    }
+)
 """The attributes the builders and `@tool` set after construction, which a pickled tool keeps."""
 
 

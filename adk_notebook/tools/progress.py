@@ -58,7 +58,9 @@ class ProgressChannel:
         if call_id in self._closed:
             return _DONE
         data = chunk.encode("utf-8")
-        cut = len(data) > MAX_CHUNK_BYTES or self._sent.get(call_id, 0) + min(len(data), MAX_CHUNK_BYTES) > MAX_CALL_BYTES
+        cut = (
+            len(data) > MAX_CHUNK_BYTES or self._sent.get(call_id, 0) + min(len(data), MAX_CHUNK_BYTES) > MAX_CALL_BYTES
+        )
         if cut:
             room = min(MAX_CHUNK_BYTES, MAX_CALL_BYTES - self._sent.get(call_id, 0))
             chunk = data[: max(room, 0)].decode("utf-8", errors="ignore")

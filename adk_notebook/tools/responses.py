@@ -86,8 +86,9 @@ def _or_on_the_class(constructor: Callable[..., Any]) -> Callable[[Callable[...,
     return lambda builder: _SeedConstructor(builder, constructor)
 
 
-def _new_multimodal(cls: type[FunctionResponseData], name: str, response: Any, inline_parts: Iterable[Any],
-                    file_parts: Iterable[Any]) -> FunctionResponseData:
+def _new_multimodal(
+    cls: type[FunctionResponseData], name: str, response: Any, inline_parts: Iterable[Any], file_parts: Iterable[Any]
+) -> FunctionResponseData:
     """The seed's `with_multimodal(name, json, inline_items, file_items)`: a new response."""
     data = cls(_plain(response), name=name)
     for items, convert in ((inline_parts, _inline_part), (file_parts, _file_part)):
@@ -99,12 +100,16 @@ def _new_multimodal(cls: type[FunctionResponseData], name: str, response: Any, i
     return data
 
 
-def _new_inline_data(cls: type[FunctionResponseData], name: str, response: Any, parts: Iterable[Any]) -> FunctionResponseData:
+def _new_inline_data(
+    cls: type[FunctionResponseData], name: str, response: Any, parts: Iterable[Any]
+) -> FunctionResponseData:
     """The seed's `with_inline_data(name, json, inline_items)`: a new response."""
     return _new_multimodal(cls, name, response, parts, ())
 
 
-def _new_file_data(cls: type[FunctionResponseData], name: str, response: Any, parts: Iterable[Any]) -> FunctionResponseData:
+def _new_file_data(
+    cls: type[FunctionResponseData], name: str, response: Any, parts: Iterable[Any]
+) -> FunctionResponseData:
     """The seed's `with_file_data(name, json, file_items)`: a new response."""
     return _new_multimodal(cls, name, response, (), parts)
 
@@ -323,9 +328,7 @@ def _image_bytes(fail: _Fail, image: Any) -> tuple[str, bytes]:
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
         return "image/png", buffer.getvalue()
-    return fail(
-        f"inline data must be bytes, base64 text, a PIL image or an IPython Image, got {type(image).__name__}."
-    )
+    return fail(f"inline data must be bytes, base64 text, a PIL image or an IPython Image, got {type(image).__name__}.")
 
 
 def _sniff(data: bytes) -> str | None:
@@ -356,7 +359,9 @@ def _file_part(fail: _Fail, item: Any) -> Part:
 
         mime_type = mimetypes.guess_type(uri, strict=False)[0]
         if mime_type is None:
-            fail(f"cannot tell the MIME type of {uri!r} from its name; give it as {{'mime_type': ..., 'file_uri': ...}}.")
+            fail(
+                f"cannot tell the MIME type of {uri!r} from its name; give it as {{'mime_type': ..., 'file_uri': ...}}."
+            )
     elif not isinstance(mime_type, str) or "/" not in mime_type:
         fail(f"mime_type must be a MIME type such as 'application/pdf', got {mime_type!r}.")
     return Part(file_data=FileData(mime_type, uri))

@@ -50,6 +50,7 @@ _CONTEXT_TYPES = frozenset({"ToolContext", "CallbackContext"})
 _DEFAULT_TYPES = (str, int, float, bool, list, dict)
 _FORBID_EXTRA = ConfigDict(extra="forbid")
 
+
 class ToolArgumentsError(AdkError, ValueError):
     """The arguments an LLM sent do not fit the tool's schema.
 
@@ -290,7 +291,11 @@ def _typing_extensions_twin(typed_dict: Any, made: dict[Any, Any]) -> Any:
         fields[key] = wrap[_rebuild_typed_dicts(hint, made)]
     make: Any = typing_extensions.TypedDict  # called with a name known only at run time
     twin = make(typed_dict.__name__, fields)
-    twin.__doc__, twin.__module__, twin.__qualname__ = typed_dict.__doc__, typed_dict.__module__, typed_dict.__qualname__
+    twin.__doc__, twin.__module__, twin.__qualname__ = (
+        typed_dict.__doc__,
+        typed_dict.__module__,
+        typed_dict.__qualname__,
+    )
     if hasattr(typed_dict, "__pydantic_config__"):
         twin.__pydantic_config__ = typed_dict.__pydantic_config__
     return twin

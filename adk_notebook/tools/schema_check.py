@@ -147,9 +147,7 @@ def _describe(error: ValidationError, root: str) -> list[str]:
     keyword, value = error.validator, error.instance
     expected: Any = error.validator_value
     if keyword == "required" and isinstance(value, dict):
-        return [
-            f"{_path(path, [key])}: required" for key in expected if key not in value
-        ]
+        return [f"{_path(path, [key])}: required" for key in expected if key not in value]
     if keyword == "dependentRequired" and isinstance(value, dict):
         return [
             f"{_path(path, [needed])}: required when {given!r} is given"
@@ -158,11 +156,7 @@ def _describe(error: ValidationError, root: str) -> list[str]:
             for needed in needs
             if needed not in value
         ]
-    if (
-        keyword == "additionalProperties"
-        and expected is False
-        and isinstance(value, dict)
-    ):
+    if keyword == "additionalProperties" and expected is False and isinstance(value, dict):
         extra = _additional(value, error.schema)
         return [f"{_path(path, [key])}: not allowed" for key in extra]
     problem = _problem(error, expected)
@@ -184,9 +178,7 @@ def _problem(error: ValidationError, expected: Any) -> str:
     template = _SAYS.get(str(keyword))
     if template is None:
         text = error.message  # jsonschema's words quote the value, which may be large
-        return (
-            text if len(text) <= _LONGEST_FALLBACK else f"{text[:_LONGEST_FALLBACK]}…"
-        )
+        return text if len(text) <= _LONGEST_FALLBACK else f"{text[:_LONGEST_FALLBACK]}…"
     return template.format(expected, json=json.dumps(expected, default=str))
 
 
@@ -218,11 +210,7 @@ def _additional(value: dict[str, Any], schema: Any) -> list[str]:
     """The keys of `value` that neither `properties` nor `patternProperties` of `schema` cover."""
     named = schema.get("properties", {})
     patterns = [re.compile(pattern) for pattern in schema.get("patternProperties", {})]
-    return [
-        key
-        for key in value
-        if key not in named and not any(p.search(key) for p in patterns)
-    ]
+    return [key for key in value if key not in named and not any(p.search(key) for p in patterns)]
 
 
 def _json_type(value: Any) -> str:
@@ -234,7 +222,5 @@ def _json_type(value: Any) -> str:
 
 def _path(path: str, parts: Any) -> str:
     for part in parts:
-        path += (
-            f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
-        )
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
     return path

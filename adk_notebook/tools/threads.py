@@ -79,9 +79,7 @@ def _count(tool: Tool, step: int) -> None:
             _left.pop(tool, None)
 
 
-async def run_in_thread(
-    tool: Tool, fn: Callable[..., Any], *args: Any, then: Callable[[], None] | None = None
-) -> Any:
+async def run_in_thread(tool: Tool, fn: Callable[..., Any], *args: Any, then: Callable[[], None] | None = None) -> Any:
     """`fn(*args)` on a worker thread (in a copy of the caller's context), awaited.
 
     `then()` is called once the function has returned or raised, or when it will never run

@@ -137,8 +137,11 @@ class MergedToolset(Toolset):
         for result in results:  # the first failure in order, whichever finished first
             if isinstance(result, BaseException):
                 raise result
-        groups = [(f"toolset {ts.name!r}", tools) for ts, tools in zip(self.toolsets, results, strict=True)
-                  if not isinstance(tools, BaseException)]  # none is, as raised above
+        groups = [
+            (f"toolset {ts.name!r}", tools)
+            for ts, tools in zip(self.toolsets, results, strict=True)
+            if not isinstance(tools, BaseException)
+        ]  # none is, as raised above
         return list(collect_tools(f"Toolset {self.name!r}", groups).values())
 
 

@@ -18,8 +18,11 @@ __all__ = ["user_traceback"]
 
 MAX_TRACEBACK = 8_000  # characters; the end (where it raised) is kept
 _OURS = Path(__file__).resolve().parents[1]
-_MACHINERY = tuple(str(Path(m.__file__).resolve().parent if m is not threading else Path(m.__file__).resolve())
-                   for m in (asyncio, concurrent.futures, threading) if m.__file__)
+_MACHINERY = tuple(
+    str(Path(m.__file__).resolve().parent if m is not threading else Path(m.__file__).resolve())
+    for m in (asyncio, concurrent.futures, threading)
+    if m.__file__
+)
 
 
 def user_traceback(error: BaseException) -> str | None:
@@ -27,9 +30,14 @@ def user_traceback(error: BaseException) -> str | None:
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not _hidden(f.filename)]
     if not frames:
         return None
-    text = "".join(["Traceback (most recent call last):\n", *traceback.format_list(frames),
-                    *traceback.format_exception_only(type(error), error)]).rstrip("\n")
-    return text if len(text) <= MAX_TRACEBACK else "…" + text[-(MAX_TRACEBACK - 1):]
+    text = "".join(
+        [
+            "Traceback (most recent call last):\n",
+            *traceback.format_list(frames),
+            *traceback.format_exception_only(type(error), error),
+        ]
+    ).rstrip("\n")
+    return text if len(text) <= MAX_TRACEBACK else "…" + text[-(MAX_TRACEBACK - 1) :]
 
 
 def _hidden(filename: str) -> bool:

@@ -31,9 +31,7 @@ def actual(expected: Invocation, plays: dict, state: dict) -> Invocation:
         user_content=expected.user_content,
         final_response=types.Content(role="model", parts=[types.Part(text=answer)]),
         intermediate_data=IntermediateData(
-            tool_uses=[
-                types.FunctionCall(name=name, args=args) for name, args in play["calls"]
-            ]
+            tool_uses=[types.FunctionCall(name=name, args=args) for name, args in play["calls"]]
         ),
     )
 
@@ -42,23 +40,15 @@ def scores(expected: list[Invocation], actual_: list[Invocation]) -> dict:
     out = {}
     for match in ("EXACT", "IN_ORDER", "ANY_ORDER"):
         for ignore_args in (False, True):
-            criterion = ToolTrajectoryCriterion(
-                threshold=1.0, match_type=match, ignore_args=ignore_args
-            )
-            metric = EvalMetric(
-                metric_name="tool_trajectory_avg_score", criterion=criterion
-            )
-            result = TrajectoryEvaluator(eval_metric=metric).evaluate_invocations(
-                actual_, expected
-            )
+            criterion = ToolTrajectoryCriterion(threshold=1.0, match_type=match, ignore_args=ignore_args)
+            metric = EvalMetric(metric_name="tool_trajectory_avg_score", criterion=criterion)
+            result = TrajectoryEvaluator(eval_metric=metric).evaluate_invocations(actual_, expected)
             key = f"trajectory/{match.lower()}/{'ignore' if ignore_args else 'exact'}"
             out[key] = [
                 result.overall_score,
                 [r.score for r in result.per_invocation_results],
             ]
-    rouge = RougeEvaluator(
-        EvalMetric(metric_name="response_match_score", threshold=0.8)
-    )
+    rouge = RougeEvaluator(EvalMetric(metric_name="response_match_score", threshold=0.8))
     result = rouge.evaluate_invocations(actual_, expected)
     out["response_match_score"] = [
         result.overall_score,
@@ -70,9 +60,7 @@ def scores(expected: list[Invocation], actual_: list[Invocation]) -> dict:
 def main(data: Path) -> None:
     plays = json.loads((data / "actual.json").read_text(encoding="utf-8"))
     cases = {}
-    evalset = EvalSet.model_validate_json(
-        (data / "weather.evalset.json").read_text(encoding="utf-8")
-    )
+    evalset = EvalSet.model_validate_json((data / "weather.evalset.json").read_text(encoding="utf-8"))
     old = str(data / "legacy" / "home.test.json")
     config = AgentEvaluator.find_config_for_test_file(old)  # test_config.json beside it
     legacy = AgentEvaluator._load_eval_set_from_file(old, config, {})
@@ -81,9 +69,7 @@ def main(data: Path) -> None:
         *(c.model_copy(update={"eval_id": "legacy"}) for c in legacy.eval_cases),
     ]:
         state = case.session_input.state if case.session_input else {}
-        cases[case.eval_id] = scores(
-            case.conversation, [actual(e, plays, state) for e in case.conversation]
-        )
+        cases[case.eval_id] = scores(case.conversation, [actual(e, plays, state) for e in case.conversation])
     criteria = {k: getattr(v, "threshold", v) for k, v in config.criteria.items()}
     print(
         json.dumps(

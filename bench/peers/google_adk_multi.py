@@ -38,24 +38,15 @@ class ScriptedLlm(BaseLlm):
 
 
 async def main(shape: str, n: int) -> None:
-    workers = [
-        LlmAgent(name=f"a{i}", model=ScriptedLlm(model="scripted"), instruction="Work.")
-        for i in range(AGENTS)
-    ]
-    root = (SequentialAgent if shape == "sequential" else ParallelAgent)(
-        name="root", sub_agents=workers
-    )
+    workers = [LlmAgent(name=f"a{i}", model=ScriptedLlm(model="scripted"), instruction="Work.") for i in range(AGENTS)]
+    root = (SequentialAgent if shape == "sequential" else ParallelAgent)(name="root", sub_agents=workers)
     runner = InMemoryRunner(agent=root, app_name="bench")
     message = types.Content(role="user", parts=[types.Part(text="go")])
 
     async def invoke() -> None:
-        session = await runner.session_service.create_session(
-            app_name="bench", user_id="u1"
-        )
+        session = await runner.session_service.create_session(app_name="bench", user_id="u1")
         authors = set()
-        async for event in runner.run_async(
-            user_id="u1", session_id=session.id, new_message=message
-        ):
+        async for event in runner.run_async(user_id="u1", session_id=session.id, new_message=message):
             if event.is_final_response():
                 authors.add(event.author)
         assert len(authors) == AGENTS, authors

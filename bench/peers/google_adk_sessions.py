@@ -21,9 +21,7 @@ async def main(db_url: str, n: int) -> None:
     service = DatabaseSessionService(db_url=db_url)
 
     async def create(session_id: str) -> object:
-        return await service.create_session(
-            app_name="bench", user_id="u", session_id=session_id
-        )
+        return await service.create_session(app_name="bench", user_id="u", session_id=session_id)
 
     async def append(session: object, i: int) -> None:
         event = Event(
@@ -38,16 +36,10 @@ async def main(db_url: str, n: int) -> None:
         await service.append_event(session, event)  # type: ignore[arg-type]
 
     async def get(session_id: str) -> object:
-        return await service.get_session(
-            app_name="bench", user_id="u", session_id=session_id
-        )
+        return await service.get_session(app_name="bench", user_id="u", session_id=session_id)
 
     figures = await measure(create, append, get, n)
-    print(
-        json.dumps(
-            {"framework": "google-adk", "version": version("google-adk"), **figures}
-        )
-    )
+    print(json.dumps({"framework": "google-adk", "version": version("google-adk"), **figures}))
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ async def raw_round(client: httpx.AsyncClient, url: str) -> float:
 async def sdk_round(client: AsyncOpenAI, size: int) -> float:
     started = time.perf_counter()
     text = 0
-    stream = await client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}],
-                                                  stream=True)
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], stream=True
+    )
     async for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
             text += len(chunk.choices[0].delta.content)
@@ -57,8 +58,16 @@ async def main(url: str, size: int, rounds: int) -> None:
             else:
                 raw.append(await raw_round(client, url))
                 ours.append(await sdk_round(sdk, size))
-    print(json.dumps({"version": __version__, "raw_ms": statistics.median(raw) * 1000,
-                      "sdk_ms": statistics.median(ours) * 1000, "sdk_ratio": paired_ratio(ours, raw)}))
+    print(
+        json.dumps(
+            {
+                "version": __version__,
+                "raw_ms": statistics.median(raw) * 1000,
+                "sdk_ms": statistics.median(ours) * 1000,
+                "sdk_ratio": paired_ratio(ours, raw),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

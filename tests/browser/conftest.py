@@ -106,7 +106,9 @@ def chromium_path() -> str:
         for cmd in (["apt-get", *lock, "update"], ["apt-get", *lock, "install", "-y", "chromium"]):
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
             if done.returncode != 0:
-                pytest.fail(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+                pytest.fail(
+                    f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+                )
         if not os.path.exists(CHROMIUM):
             pytest.fail(f"apt-get installed chromium but {CHROMIUM} is still missing")
         TIMINGS.append(("apt-get install chromium", time.monotonic() - start))
@@ -114,8 +116,17 @@ def chromium_path() -> str:
 
 
 # -- the model behind `--model auto` -----------------------------------------------------------
-PROVIDER_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
-                      "OLLAMA_HOST", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY")
+PROVIDER_VARIABLES = (
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OLLAMA_HOST",
+    "DEEPSEEK_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+)
 
 
 class StandInOpenAI:
@@ -145,14 +156,20 @@ class StandInOpenAI:
                 stand_in.requests.append(body)
                 message, finish = stand_in.reply(body)
                 if body.get("stream"):
-                    chunks = [{"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
-                              {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
-                              {"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28}}]
+                    chunks = [
+                        {"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
+                        {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                        {"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28}},
+                    ]
                     data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
                     kind = "text/event-stream"
                 else:
-                    data = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                                       "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28}}).encode()
+                    data = json.dumps(
+                        {
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
+                        }
+                    ).encode()
                     kind = "application/json"
                 self.send_response(200)
                 self.send_header("Content-Type", kind)
@@ -170,10 +187,17 @@ class StandInOpenAI:
         if tools and not any(m.get("role") == "tool" for m in messages):
             function = tools[0].get("function", {})
             params = function.get("parameters") or {}
-            args = {name: "Tokyo" for name in params.get("required", [])
-                    if (params.get("properties", {}).get(name) or {}).get("type") == "string"}
-            call = {"index": 0, "id": f"call_{len(self.requests)}", "type": "function",
-                    "function": {"name": function.get("name", ""), "arguments": json.dumps(args)}}
+            args = {
+                name: "Tokyo"
+                for name in params.get("required", [])
+                if (params.get("properties", {}).get(name) or {}).get("type") == "string"
+            }
+            call = {
+                "index": 0,
+                "id": f"call_{len(self.requests)}",
+                "type": "function",
+                "function": {"name": function.get("name", ""), "arguments": json.dumps(args)},
+            }
             return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
         return {"role": "assistant", "content": self.ANSWER}, "stop"
 
@@ -224,9 +248,12 @@ class Lab:
 
     def api(self, method: str, path: str, body: Any = None, timeout: float = 10) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base_url + path.lstrip("/"), data=data, method=method,
-                                         headers={"Authorization": f"token {self.token}",
-                                                  "Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.base_url + path.lstrip("/"),
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=timeout) as response:
             raw = response.read()
         return json.loads(raw) if raw else None
@@ -304,7 +331,9 @@ def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
     }
     env.pop("JUPYTER_TOKEN", None)
     cmd = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable,
+        "-m",
+        "jupyterlab",
         "--no-browser",
         "--allow-root",
         "--ServerApp.ip=127.0.0.1",
@@ -323,8 +352,15 @@ def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
     log = base / "server.log"
     started = time.monotonic()
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
     server = Lab(f"http://127.0.0.1:{port}/", token, root, log, base / "data")
     try:
         deadline = time.monotonic() + 90
@@ -372,8 +408,9 @@ def browser(chromium_path: str, lab: Lab) -> Iterator[Any]:
 
     with sync_playwright() as p:
         with timed("Chromium launch"):
-            chromium = p.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS,
-                                         chromium_sandbox=False, timeout=60_000)
+            chromium = p.chromium.launch(
+                executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS, chromium_sandbox=False, timeout=60_000
+            )
         try:
             yield chromium
         finally:
@@ -456,8 +493,9 @@ SETTLE_JS = """async (roots) => {
 class LabPage:
     """One browser page on the lab server, with the helpers the tests share."""
 
-    def __init__(self, page: Any, lab: Lab, name: str, console: list[str] | None = None,
-                 page_errors: list[str] | None = None) -> None:
+    def __init__(
+        self, page: Any, lab: Lab, name: str, console: list[str] | None = None, page_errors: list[str] | None = None
+    ) -> None:
         self.page = page
         self.lab = lab
         self.name = name  # the test's name: screenshots are written as <name>-<label>.png
@@ -494,8 +532,11 @@ class LabPage:
             if via_url or not self.app_loaded():
                 self.page.goto(self.url_for(path), wait_until="domcontentloaded", timeout=timeout * 1000)
             else:
-                self.page.evaluate("""async (path) => {
-                    await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'}); }""", path)
+                self.page.evaluate(
+                    """async (path) => {
+                    await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'}); }""",
+                    path,
+                )
             self.wait_ready(timeout)
 
     def close_all(self) -> None:
@@ -515,7 +556,8 @@ class LabPage:
         """The notebook is shown (its tab current), dialogs are answered, the kernel is idle."""
         name = (self.path or "").rsplit("/", 1)[-1]
         self.page.locator(".lm-TabBar-tab.jp-mod-current", has_text=name).first.wait_for(
-            state="visible", timeout=timeout * 1000)
+            state="visible", timeout=timeout * 1000
+        )
         self.page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(state="visible", timeout=timeout * 1000)
         self.page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="attached", timeout=timeout * 1000)
         self.dismiss()
@@ -552,8 +594,10 @@ class LabPage:
                 return
             self.dismiss()
             time.sleep(0.2)
-        raise AssertionError(f"kernel for {self.path} not idle after {timeout} s "
-                             f"(server: {self.lab.kernel_state(self.path or '')}, page: {self._status()})")
+        raise AssertionError(
+            f"kernel for {self.path} not idle after {timeout} s "
+            f"(server: {self.lab.kernel_state(self.path or '')}, page: {self._status()})"
+        )
 
     def _status(self) -> str | None:
         """The kernel status the page shows (the toolbar's execution indicator)."""
@@ -579,8 +623,11 @@ class LabPage:
                 self.page.keyboard.press("Shift+Enter")
         # The prompts of the cells to run turn to [*] at once; wait for that, not for a race
         # (answering a dialog the run may raise, such as "Select Kernel").
-        self.wait_for(lambda: self.dismiss() or any("*" in p for p in self.prompts()) or self.all_numbered(), 60,
-                      "the run to start")
+        self.wait_for(
+            lambda: self.dismiss() or any("*" in p for p in self.prompts()) or self.all_numbered(),
+            60,
+            "the run to start",
+        )
 
     def all_numbered(self) -> bool:
         prompts = self.prompts()
@@ -593,13 +640,19 @@ class LabPage:
         live = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .adk-rv")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if (not any("*" in p for p in self.prompts()) and self._status() == "idle"
-                    and self.lab.kernel_state(self.path or "") == "idle" and live.count() == 0):
+            if (
+                not any("*" in p for p in self.prompts())
+                and self._status() == "idle"
+                and self.lab.kernel_state(self.path or "") == "idle"
+                and live.count() == 0
+            ):
                 return
             time.sleep(0.1)
         self.screenshot("timeout")
-        raise AssertionError(f"the run did not end within {timeout} s: prompts {self.prompts()}, page status "
-                             f"{self._status()}, {live.count()} live views left")
+        raise AssertionError(
+            f"the run did not end within {timeout} s: prompts {self.prompts()}, page status "
+            f"{self._status()}, {live.count()} live views left"
+        )
 
     def run_all_and_wait(self, timeout: float = 120) -> None:
         with timed(f"run all cells of {self.path}"):
@@ -709,8 +762,11 @@ class LabPage:
         then check the tab is clean."""
         self.dismiss()
         self.page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
-        self.wait_for(lambda: self.page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count() == 0,
-                      timeout, "the notebook to be saved")
+        self.wait_for(
+            lambda: self.page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count() == 0,
+            timeout,
+            "the notebook to be saved",
+        )
 
     def screenshot_path(self, label: str) -> Path:
         """tests/browser/screenshots/<test name>-<label>.png"""
@@ -740,8 +796,14 @@ class LabPage:
         return path
 
     def diagnostics(self) -> str:
-        return ("page errors:\n" + "\n".join(self.page_errors[-20:]) + "\nconsole:\n" + "\n".join(self.console[-40:])
-                + "\nserver log:\n" + self.lab.log_tail(3000))
+        return (
+            "page errors:\n"
+            + "\n".join(self.page_errors[-20:])
+            + "\nconsole:\n"
+            + "\n".join(self.console[-40:])
+            + "\nserver log:\n"
+            + self.lab.log_tail(3000)
+        )
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,11 @@ Lab = LabPage = Any  # the fixtures' types live in conftest.py
 
 pytestmark = pytest.mark.browser
 
-PAYLOADS = ("<img src=x onerror=window.__pwned=1>", "<script>window.__pwned=1</script>",
-            "<svg onload=window.__pwned=1></svg>")
+PAYLOADS = (
+    "<img src=x onerror=window.__pwned=1>",
+    "<script>window.__pwned=1</script>",
+    "<svg onload=window.__pwned=1></svg>",
+)
 
 
 def write_notebook(lab: Lab, name: str, cells: list[str]) -> str:
@@ -188,10 +191,14 @@ async def long_job(seconds: int) -> dict:
 # -- the harness -------------------------------------------------------------------------------
 def test_smoke_print_and_html(lab: Lab, lab_page: LabPage) -> None:
     """The harness itself: a kernel runs, stdout and HTML outputs reach the DOM."""
-    path = write_notebook(lab, "smoke.ipynb", [
-        "print('hello from the kernel')",
-        "from IPython.display import HTML, display\ndisplay(HTML('<b id=\"smoke-html\">bold <i>html</i></b>'))",
-    ])
+    path = write_notebook(
+        lab,
+        "smoke.ipynb",
+        [
+            "print('hello from the kernel')",
+            "from IPython.display import HTML, display\ndisplay(HTML('<b id=\"smoke-html\">bold <i>html</i></b>'))",
+        ],
+    )
     lab_page.open(path)
     lab_page.run_all_and_wait(60)
     lab_page.assert_no_errors()
@@ -240,8 +247,11 @@ def test_quickstart_runs_in_lab(lab: Lab, lab_page: LabPage) -> None:
 
 
 def _wait_images(lab_page: LabPage, images) -> int:
-    lab_page.wait_for(lambda: images.count() > 0 and all(image_loaded(images.nth(i)) for i in range(images.count())),
-                      15, "the images to load")
+    lab_page.wait_for(
+        lambda: images.count() > 0 and all(image_loaded(images.nth(i)) for i in range(images.count())),
+        15,
+        "the images to load",
+    )
     return images.count()
 
 
@@ -258,15 +268,24 @@ def test_multimodal_tool_image_and_pdf_links(lab: Lab, lab_page: LabPage) -> Non
     lab_page.hold("multimodal.hold")  # the run waits in its pause tool until the live view was looked at
     try:
         lab_page.run_all()
-        lab_page.wait_for(lambda: any(t["name"] == "pause" and t["status"] == "running"
-                                      for t in lab_page.run_snapshot(chat).get("tools") or []), 120, "the pause tool")
+        lab_page.wait_for(
+            lambda: any(
+                t["name"] == "pause" and t["status"] == "running"
+                for t in lab_page.run_snapshot(chat).get("tools") or []
+            ),
+            120,
+            "the pause tool",
+        )
         view = lab_page.widgets(chat)
         assert _wait_images(lab_page, view.locator("img.adk-rv-img")) == 1
         assert view.locator("img.adk-rv-img").evaluate("img => img.naturalWidth") == 64
-        lab_page.eventually(lambda: _contains(_hrefs(view.locator(".adk-rv-file a[href]")),
-                                              "https://example.com/reports/q4.pdf"))
+        lab_page.eventually(
+            lambda: _contains(_hrefs(view.locator(".adk-rv-file a[href]")), "https://example.com/reports/q4.pdf")
+        )
         hrefs = _hrefs(view.locator(".adk-rv-file a[href]"))
-        assert any(h.startswith("blob:") for h in hrefs), f"the inline PDF is not a blob: link in the live view: {hrefs}"
+        assert any(h.startswith("blob:") for h in hrefs), (
+            f"the inline PDF is not a blob: link in the live view: {hrefs}"
+        )
         lab_page.screenshot_of(view, "live")
     finally:
         lab_page.release("multimodal.hold")
@@ -367,10 +386,14 @@ def test_stop_button_cancels_a_long_tool(lab: Lab, lab_page: LabPage) -> None:
     chat = code_index(lab, path, "%%chat")
     lab_page.open(path)
     lab_page.run_all()
-    lab_page.wait_for(lambda: any(t["status"] == "running" for t in lab_page.run_snapshot(chat).get("tools") or []),
-                      120, "the long tool to be running")
-    version = lab_page.wait_for(lambda: re.search(r"ipykernel \d+\S*", lab_page.output_text(0)), 15,
-                                "cell 0 to print the ipykernel version").group(0)
+    lab_page.wait_for(
+        lambda: any(t["status"] == "running" for t in lab_page.run_snapshot(chat).get("tools") or []),
+        120,
+        "the long tool to be running",
+    )
+    version = lab_page.wait_for(
+        lambda: re.search(r"ipykernel \d+\S*", lab_page.output_text(0)), 15, "cell 0 to print the ipykernel version"
+    ).group(0)
     major = int(re.search(r"ipykernel (\d+)", version).group(1))
     if major < 7:
         pytest.skip(f"{version.strip()}: ipykernel 6 holds widget messages until the cell ends (DESIGN.md)")
@@ -378,8 +401,11 @@ def test_stop_button_cancels_a_long_tool(lab: Lab, lab_page: LabPage) -> None:
     assert stop.is_visible()
     clicked = time.monotonic()
     stop.click()
-    lab_page.wait_for(lambda: lab_page.run_snapshot(chat).get("status") == "cancelled", 5,
-                      "the run to say 'cancelled' within 5 s of Stop")
+    lab_page.wait_for(
+        lambda: lab_page.run_snapshot(chat).get("status") == "cancelled",
+        5,
+        "the run to say 'cancelled' within 5 s of Stop",
+    )
     latency = time.monotonic() - clicked
     lab_page.wait_run_done(30)
     shot = lab_page.run_snapshot(chat)
@@ -478,9 +504,12 @@ def _assert_probe_safe(lab_page: LabPage, scope, where: str) -> None:
         assert payload in shown, f"{payload!r} is not shown as text ({where})"
     assert "javascript:window.__pwned=1" in shown, f"the javascript: link is not shown as text ({where})"
     bad = lab_page.page.locator(".jp-OutputArea a[href]").evaluate_all(
-        "as => as.map(a => a.getAttribute('href')).filter(h => !/^(https?:|data:|blob:|#)/i.test(h.trim()))")
+        "as => as.map(a => a.getAttribute('href')).filter(h => !/^(https?:|data:|blob:|#)/i.test(h.trim()))"
+    )
     assert not bad, f"links with unexpected schemes ({where}): {bad}"
-    assert lab_page.page.locator(".jp-OutputArea script, .jp-OutputArea [onerror], .jp-OutputArea [onload]").count() == 0
+    assert (
+        lab_page.page.locator(".jp-OutputArea script, .jp-OutputArea [onerror], .jp-OutputArea [onload]").count() == 0
+    )
 
 
 def test_xss_probe(lab: Lab, lab_page: LabPage, tmp_path: Path) -> None:
@@ -490,8 +519,14 @@ def test_xss_probe(lab: Lab, lab_page: LabPage, tmp_path: Path) -> None:
     try:
         lab_page.run_all()
         # 1. The live widget, while the run waits in its last tool (the markdown turn is drawn).
-        lab_page.wait_for(lambda: any(t["name"] == "pause" and t["status"] == "running"
-                                      for t in lab_page.run_snapshot(chat).get("tools") or []), 120, "the pause tool")
+        lab_page.wait_for(
+            lambda: any(
+                t["name"] == "pause" and t["status"] == "running"
+                for t in lab_page.run_snapshot(chat).get("tools") or []
+            ),
+            120,
+            "the pause tool",
+        )
         view = lab_page.widgets(chat)
         assert view.count() == 1
         lab_page.eventually(lambda: _at_least(view.locator(".adk-rv-text strong").count(), 1))  # markdown drawn
@@ -527,8 +562,9 @@ def test_xss_probe(lab: Lab, lab_page: LabPage, tmp_path: Path) -> None:
     # 4. The same saved notebook through nbconvert, as a page of its own.
     source = tmp_path / "probe.ipynb"
     nbformat.write(saved, source)
-    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", str(source)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "html", str(source)], check=True, capture_output=True, timeout=120
+    )
     page = lab_page.page.context.new_page()  # beside JupyterLab's page, which later tests reuse
     try:
         page.route(re.compile(r"^https?://"), lambda route: route.abort())  # CDN scripts: offline here

@@ -61,9 +61,7 @@ LIVE_JS = """(i) => {
 }"""
 
 
-def test_a_pipeline_streams_each_lane_live_and_the_graph_marks_the_running_agent(
-    lab: Lab, lab_page: LabPage
-) -> None:
+def test_a_pipeline_streams_each_lane_live_and_the_graph_marks_the_running_agent(lab: Lab, lab_page: LabPage) -> None:
     path = write_notebook(lab, "pipeline.ipynb", PIPELINE)
     chat = code_index(lab, path, "%%chat")
     lab_page.open(path)
@@ -76,18 +74,11 @@ def test_a_pipeline_streams_each_lane_live_and_the_graph_marks_the_running_agent
 
             def shows_it(agent: str = agent) -> dict[str, Any] | None:
                 shot = lab_page.page.evaluate(LIVE_JS, chat)
-                if (
-                    shot
-                    and f"▸ {agent}" in shot["lanes"]
-                    and f"{agent}-says" in shot["text"]
-                    and shot["active"]
-                ):
+                if shot and f"▸ {agent}" in shot["lanes"] and f"{agent}-says" in shot["text"] and shot["active"]:
                     return shot
                 return None
 
-            seen[agent] = lab_page.wait_for(
-                shows_it, 90, f"the {agent} lane streaming, live"
-            )
+            seen[agent] = lab_page.wait_for(shows_it, 90, f"the {agent} lane streaming, live")
             if agent == "writer":
                 lab_page.screenshot_of(lab_page.widgets(chat).first, "pipeline-live")
             lab_page.release(f"{agent}.hold")
@@ -95,25 +86,16 @@ def test_a_pipeline_streams_each_lane_live_and_the_graph_marks_the_running_agent
         lab_page.release(*holds)
     for n, agent in enumerate(AGENTS):
         shot = seen[agent]
-        assert shot["active"] == [agent], (
-            f"while {agent} streamed the graph marked {shot['active']}"
-        )
+        assert shot["active"] == [agent], f"while {agent} streamed the graph marked {shot['active']}"
         assert shot["lanes"] == [f"▸ {a}" for a in AGENTS[: n + 1]], shot["lanes"]
         assert set(shot["nodes"]) == {"pipeline", *AGENTS}
-        assert all(f"{a}-says" not in shot["text"] for a in AGENTS[n + 1 :]), (
-            "later agents had not started"
-        )
-    assert "tea is old." in seen["writer"]["text"], (
-        "research's whole answer stayed in its lane"
-    )
+        assert all(f"{a}-says" not in shot["text"] for a in AGENTS[n + 1 :]), "later agents had not started"
+    assert "tea is old." in seen["writer"]["text"], "research's whole answer stayed in its lane"
     lab_page.wait_run_done(60)
     lab_page.assert_no_errors()
     final = lab_page.transcripts(chat).first
     text = final.inner_text()
     at = [text.find(f"▸ {a}") for a in AGENTS]
     assert -1 not in at and at == sorted(at), text
-    assert (
-        final.locator("svg g.adk-node").count() == 4
-        and final.locator("svg g.adk-active").count() == 0
-    )
+    assert final.locator("svg g.adk-node").count() == 4 and final.locator("svg g.adk-active").count() == 0
     lab_page.screenshot_of(final, "pipeline-transcript")

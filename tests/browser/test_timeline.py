@@ -86,9 +86,7 @@ def _check_bars(lab_page: LabPage, bars: Any, metas: list[str]) -> list[dict[str
         if float(style["width"]) > 1:  # a bar of a few ms is drawn 2 px wide at least
             assert bar["width"] == pytest.approx(float(style["width"]), abs=0.6), bar
         if "running" not in meta:
-            assert float(style["width"]) == pytest.approx(
-                _seconds(meta) / total * 100, abs=2.5
-            ), (bar, meta, total)
+            assert float(style["width"]) == pytest.approx(_seconds(meta) / total * 100, abs=2.5), (bar, meta, total)
     return shown
 
 
@@ -121,17 +119,11 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
         assert timeline.is_visible() and not view.locator(".adk-rv-body").is_visible()
         lab_page.eventually(lambda: _contains(timeline.inner_text(), "running…"))
         names = timeline.locator(".adk-rv-tl-name").all_inner_texts()
-        assert (
-            names[:2] == ["▶ timed", "🤖 timed"]
-            and names[2].startswith("💬")
-            and names[3] == "🔧 fetch_data"
-        ), names
+        assert names[:2] == ["▶ timed", "🤖 timed"] and names[2].startswith("💬") and names[3] == "🔧 fetch_data", names
         assert "pause" in names[-1], "the running tool is the last row so far"
         assert "120 in · 8 out" in timeline.inner_text()
         error = timeline.locator(".adk-rv-tl-err")
-        assert error.count() == 1 and PAYLOADS[0] in error.inner_text(), (
-            "the failed tool marked, its message as text"
-        )
+        assert error.count() == 1 and PAYLOADS[0] in error.inner_text(), "the failed tool marked, its message as text"
         assert timeline.locator(".adk-rv-tl-bar.adk-rv-tl-error").count() == 1
         lab_page.screenshot_of(view, "live-timeline")
     finally:
@@ -142,18 +134,12 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
     transcript = lab_page.transcripts(chat)
     assert transcript.count() == 1 and lab_page.widgets(chat).count() == 0
     folded = transcript.locator("details.adk-trace")
-    assert folded.count() == 1 and not folded.locator(".adk-waterfall").is_visible(), (
-        "saved folded"
-    )
+    assert folded.count() == 1 and not folded.locator(".adk-waterfall").is_visible(), "saved folded"
     folded.locator("summary").click()
     saved = folded.locator(".adk-waterfall")
     assert saved.is_visible()
     rows = saved.evaluate("grid => [...grid.children].map(c => c.innerText)")
-    at = [
-        i
-        for i, t in enumerate(rows)
-        if re.match(r"^(\d+ ms|[\d.]+ s|\d+ min \d+ s|running…)", t)
-    ]
+    at = [i for i, t in enumerate(rows) if re.match(r"^(\d+ ms|[\d.]+ s|\d+ min \d+ s|running…)", t)]
     metas, labels = (
         [rows[i] for i in at],
         [rows[i - 2] for i in at],
@@ -161,16 +147,12 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
     saved_bars = _check_bars(lab_page, saved.locator(".adk-wf-bar"), metas)
     assert any(PAYLOADS[0] in t for t in rows) and "no data for" in saved.inner_text()
     tool_row = labels.index("🔧 fetch_data")
-    assert saved_bars[tool_row]["width"] >= 0.4 / _seconds(metas[0]) * 100 - 1, (
-        "fetch_data slept 0.4 s"
-    )
+    assert saved_bars[tool_row]["width"] >= 0.4 / _seconds(metas[0]) * 100 - 1, "fetch_data slept 0.4 s"
     lab_page.screenshot_of(transcript, "saved-timeline")
 
     out = lab_page.code_cells().nth(trace_cell).locator(".adk-trace-view")
     assert out.count() == 1 and "Trace of timed (its last run)" in out.inner_text()
-    drawn = out.locator(".adk-waterfall").evaluate(
-        "grid => [...grid.children].map(c => c.innerText)"
-    )
+    drawn = out.locator(".adk-waterfall").evaluate("grid => [...grid.children].map(c => c.innerText)")
     assert drawn == rows, "%adk trace draws the run the transcript saved"
     _check_bars(lab_page, out.locator(".adk-wf-bar"), metas)
     assert lab_page.pwned() is None

@@ -63,9 +63,7 @@ def play(request: LlmRequest) -> LlmResponse:
     step = PLAYS.get(message, {"calls": [], "answer": "I do not know."})
     if done < len(step["calls"]):
         name, args = step["calls"][done]
-        return LlmResponse(
-            content=Content("model", [Part(function_call=FunctionCall(name, args))])
-        )
+        return LlmResponse(content=Content("model", [Part(function_call=FunctionCall(name, args))]))
     user = (request.system_instruction or "").removeprefix("The user is ").rstrip(".")
     return LlmResponse(
         content=Content.model(step["answer"].replace("{user_name}", user)),

@@ -37,10 +37,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode
 def shown(nb: nbformat.NotebookNode, start: str, mime: str = "text/plain") -> list[str]:
     return [
         "\n".join(
-            o.get("text", "")
-            if o.output_type == "stream"
-            else o.get("data", {}).get(mime, "")
-            for o in c.outputs
+            o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get(mime, "") for o in c.outputs
         )
         for c in nb.cells
         if c.cell_type == "code" and c.source.startswith(start)
@@ -49,11 +46,7 @@ def shown(nb: nbformat.NotebookNode, start: str, mime: str = "text/plain") -> li
 
 def test_it_is_saved_without_outputs() -> None:
     saved = nbformat.read(NOTEBOOK, as_version=4)
-    assert not any(
-        c.get("outputs") or c.get("execution_count")
-        for c in saved.cells
-        if c.cell_type == "code"
-    )
+    assert not any(c.get("outputs") or c.get("execution_count") for c in saved.cells if c.cell_type == "code")
 
 
 @pytest.mark.notebook
@@ -61,14 +54,9 @@ def test_the_change_shows_as_a_better_score(
     ran: tuple[nbformat.NotebookNode, Path],
 ) -> None:
     nb, _ = ran
-    assert not [
-        o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"
-    ]
+    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
     first = shown(nb, "%adk eval weather_bot", "text/html")[0]
-    assert (
-        "paris_time" in first
-        and "get_time({&quot;city&quot;: &quot;Paris&quot;})" in first
-    )  # expected, escaped
+    assert "paris_time" in first and "get_time({&quot;city&quot;: &quot;Paris&quot;})" in first  # expected, escaped
     assert "weather: 1/2 cases passed, 1 failed" in shown(nb, "before = _")[0]
     diff = shown(nb, "from adk_notebook.evaluation import evaluate")[0]
     assert "paris_time   failed → passed: tool_trajectory_avg_score 0.00 → 1.00" in diff
@@ -80,11 +68,7 @@ def test_a_saved_chat_becomes_a_case_and_ray_scores_the_same(
 ) -> None:
     nb, folder = ran
     assert "Saved case 'oslo' (1 turns, 2 tool calls)" in shown(nb, "%adk eval save")[0]
-    cases = json.loads((folder / "weather.evalset.json").read_text(encoding="utf-8"))[
-        "eval_cases"
-    ]
+    cases = json.loads((folder / "weather.evalset.json").read_text(encoding="utf-8"))["eval_cases"]
     assert [c["eval_id"] for c in cases] == ["tokyo", "paris_time", "oslo"]
     assert "weather: 3/3 cases passed" in shown(nb, "%adk eval weather_bot")[1]
-    assert (
-        "weather: 3/3 cases passed" in shown(nb, "from adk_notebook import LlmAgent")[0]
-    )
+    assert "weather: 3/3 cases passed" in shown(nb, "from adk_notebook import LlmAgent")[0]

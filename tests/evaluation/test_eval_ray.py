@@ -32,11 +32,7 @@ def local_ray() -> Iterator[None]:
 
 def twenty_cases() -> EvalSet:
     weather = EvalSet.load(DATA / "weather.evalset.json")
-    cases = [
-        c.model_copy(update={"eval_id": f"{c.eval_id}-{n}"})
-        for n in range(3)
-        for c in weather.eval_cases
-    ][:20]
+    cases = [c.model_copy(update={"eval_id": f"{c.eval_id}-{n}"}) for n in range(3) for c in weather.eval_cases][:20]
     return EvalSet(eval_set_id="twenty", eval_cases=cases)
 
 
@@ -69,9 +65,7 @@ async def test_twenty_cases_on_ray_score_as_they_do_here(local_ray: None) -> Non
 
 
 async def test_a_dead_worker_fails_its_case_only(local_ray: None) -> None:
-    report = await evaluate(
-        dies_on_lima, EvalSet.load(DATA / "weather.evalset.json"), executor="ray"
-    )
+    report = await evaluate(dies_on_lima, EvalSet.load(DATA / "weather.evalset.json"), executor="ray")
     errors = {c.eval_id: c.error for c in report.cases if c.status == "error"}
     assert list(errors) == ["more_args"] and "worker" in (errors["more_args"] or "")
     assert report.cases[0].passed and len(report.cases) == 7

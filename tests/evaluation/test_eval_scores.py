@@ -15,12 +15,8 @@ from eval_agents import DATA, make_agent
 
 from adk_notebook.evaluation import EvalReport, EvalSet, evaluate
 
-GOOGLE_ADK = json.loads((DATA / "google_adk_scores.json").read_text(encoding="utf-8"))[
-    "cases"
-]
-MATCHES = [
-    (m, a) for m in ("exact", "in_order", "any_order") for a in ("exact", "ignore")
-]
+GOOGLE_ADK = json.loads((DATA / "google_adk_scores.json").read_text(encoding="utf-8"))["cases"]
+MATCHES = [(m, a) for m in ("exact", "in_order", "any_order") for a in ("exact", "ignore")]
 
 
 def evalsets() -> dict[str, EvalSet]:
@@ -44,9 +40,7 @@ async def run(evalset: EvalSet, match: str, args: str) -> EvalReport:
 
 
 @pytest.mark.parametrize(("match", "args"), MATCHES)
-async def test_trajectory_and_rouge_scores_equal_google_adks(
-    match: str, args: str
-) -> None:
+async def test_trajectory_and_rouge_scores_equal_google_adks(match: str, args: str) -> None:
     for evalset in evalsets().values():
         report = await run(evalset, match, args)
         for case in report.cases:
@@ -55,16 +49,10 @@ async def test_trajectory_and_rouge_scores_equal_google_adks(
             overall, per_invocation = theirs[f"trajectory/{match}/{args}"]
             trajectory = case.metrics["tool_trajectory_avg_score"]
             assert trajectory.score == overall, case.text()
-            assert [
-                i.scores["tool_trajectory_avg_score"] for i in case.invocations
-            ] == per_invocation
+            assert [i.scores["tool_trajectory_avg_score"] for i in case.invocations] == per_invocation
             overall, per_invocation = theirs["response_match_score"]
-            assert case.metrics["response_match_score"].score == pytest.approx(
-                overall, abs=1e-12
-            ), case.text()
-            assert [
-                i.scores["response_match_score"] for i in case.invocations
-            ] == pytest.approx(per_invocation)
+            assert case.metrics["response_match_score"].score == pytest.approx(overall, abs=1e-12), case.text()
+            assert [i.scores["response_match_score"] for i in case.invocations] == pytest.approx(per_invocation)
 
 
 async def test_the_modes_tell_the_cases_apart() -> None:
@@ -73,23 +61,10 @@ async def test_the_modes_tell_the_cases_apart() -> None:
     passed = {}
     for match, args in MATCHES:
         report = await run(weather, match, args)
-        passed[match, args] = sorted(
-            c.eval_id
-            for c in report.cases
-            if c.metrics["tool_trajectory_avg_score"].passed
-        )
-    assert (
-        "extra_call" not in passed["exact", "exact"]
-        and "extra_call" in passed["in_order", "exact"]
-    )
-    assert (
-        "swapped" not in passed["in_order", "exact"]
-        and "swapped" in passed["any_order", "exact"]
-    )
-    assert (
-        "more_args" not in passed["any_order", "exact"]
-        and "more_args" in passed["exact", "ignore"]
-    )
+        passed[match, args] = sorted(c.eval_id for c in report.cases if c.metrics["tool_trajectory_avg_score"].passed)
+    assert "extra_call" not in passed["exact", "exact"] and "extra_call" in passed["in_order", "exact"]
+    assert "swapped" not in passed["in_order", "exact"] and "swapped" in passed["any_order", "exact"]
+    assert "more_args" not in passed["any_order", "exact"] and "more_args" in passed["exact", "ignore"]
 
 
 async def test_args_subset_accepts_more_actual_args_not_fewer() -> None:
@@ -102,9 +77,7 @@ async def test_args_subset_accepts_more_actual_args_not_fewer() -> None:
         }
     }
     report = await evaluate(make_agent, weather, criteria)
-    scores = {
-        c.eval_id: c.metrics["tool_trajectory_avg_score"].score for c in report.cases
-    }
+    scores = {c.eval_id: c.metrics["tool_trajectory_avg_score"].score for c in report.cases}
     assert scores["more_args"] == 1.0  # expected {city}, called {city, unit}
     assert scores["fewer_args"] == 0.0  # expected {city, unit}, called {city}
     assert scores["exact_match"] == 1.0 and scores["swapped"] == 0.0
@@ -130,6 +103,4 @@ async def test_old_test_json_takes_its_criteria_from_test_config() -> None:
     assert report.passed, str(report)
 
 
-GOOGLE_ADK_CRITERIA = json.loads(
-    (DATA / "google_adk_scores.json").read_text(encoding="utf-8")
-)["legacy_criteria"]
+GOOGLE_ADK_CRITERIA = json.loads((DATA / "google_adk_scores.json").read_text(encoding="utf-8"))["legacy_criteria"]

@@ -29,8 +29,10 @@ from adk_notebook.mcp import McpToolset, StdioServer, _loop
 HERE = Path(__file__).resolve().parent
 SERVED = HERE / "served_tools.py"
 REQUIRED = os.environ.get("ADK_MCP_REQUIRED", "") not in ("", "0")
-NODE_PREFIX = Path(os.environ.get("ADK_MCP_NODE_PREFIX")
-                   or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "adk-notebook" / "mcp-node")
+NODE_PREFIX = Path(
+    os.environ.get("ADK_MCP_NODE_PREFIX")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "adk-notebook" / "mcp-node"
+)
 EVERYTHING = NODE_PREFIX / "node_modules" / ".bin" / "mcp-server-everything"
 
 
@@ -96,7 +98,11 @@ class HttpProcess:
     def __init__(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "adk_notebook", "mcp", "serve", str(SERVED), "--http", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self._ready = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()

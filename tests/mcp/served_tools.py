@@ -17,6 +17,7 @@ print("loading served_tools")  # must not reach the protocol stream
 
 def png(width: int = 4, height: int = 3) -> bytes:
     """A small red PNG, made without any imaging library."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 

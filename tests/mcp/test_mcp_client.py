@@ -85,15 +85,19 @@ async def test_our_servers_tools_have_the_schemas_providers_get(our_tools: McpTo
     assert tools["add"].is_read_only and not tools["convert"].is_read_only
 
 
-@pytest.mark.parametrize(("fixture", "call", "expected"), [
-    ("time_tools", FunctionCall("get_current_time", {"timezone": "Asia/Tokyo"}), {"timezone": "Asia/Tokyo"}),
-    ("everything_tools", FunctionCall("echo", {"message": "hi there"}), {"result": "Echo: hi there"}),
-    ("everything_tools", FunctionCall("get-sum", {"a": 2, "b": 40}), {"result": "The sum of 2 and 40 is 42."}),
-    ("our_tools", FunctionCall("add", {"a": 2, "b": 3}), {"sum": 5}),
-    ("our_tools", FunctionCall("convert", {"value": 2}), {"meters": 2000.0}),
-])
-async def test_a_call_is_answered(fixture: str, call: FunctionCall, expected: dict[str, Any],
-                                  request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "call", "expected"),
+    [
+        ("time_tools", FunctionCall("get_current_time", {"timezone": "Asia/Tokyo"}), {"timezone": "Asia/Tokyo"}),
+        ("everything_tools", FunctionCall("echo", {"message": "hi there"}), {"result": "Echo: hi there"}),
+        ("everything_tools", FunctionCall("get-sum", {"a": 2, "b": 40}), {"result": "The sum of 2 and 40 is 42."}),
+        ("our_tools", FunctionCall("add", {"a": 2, "b": 3}), {"sum": 5}),
+        ("our_tools", FunctionCall("convert", {"value": 2}), {"meters": 2000.0}),
+    ],
+)
+async def test_a_call_is_answered(
+    fixture: str, call: FunctionCall, expected: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
     toolset: McpToolset = request.getfixturevalue(fixture)
     result = await run(toolset, call)
     [response] = responses(result)
@@ -103,12 +107,16 @@ async def test_a_call_is_answered(fixture: str, call: FunctionCall, expected: di
         assert response.response["datetime"].endswith("+09:00")
 
 
-@pytest.mark.parametrize(("fixture", "call"), [
-    ("everything_tools", FunctionCall("get-tiny-image", {})),
-    ("our_tools", FunctionCall("chart", {"title": "Q4"})),
-])
+@pytest.mark.parametrize(
+    ("fixture", "call"),
+    [
+        ("everything_tools", FunctionCall("get-tiny-image", {})),
+        ("our_tools", FunctionCall("chart", {"title": "Q4"})),
+    ],
+)
 async def test_an_image_result_is_stored_as_an_image_part_and_shown_inline(
-        fixture: str, call: FunctionCall, request: pytest.FixtureRequest) -> None:
+    fixture: str, call: FunctionCall, request: pytest.FixtureRequest
+) -> None:
     toolset: McpToolset = request.getfixturevalue(fixture)
     result = await run(toolset, call)
     [response] = responses(result)
@@ -138,18 +146,27 @@ async def test_embedded_resources_and_links_become_text_and_parts(everything_too
     [part] = blob.parts
     assert part.inline_data is not None and b"Resource 2" in part.inline_data.data
     links = await everything_tools.call_tool("get-resource-links", {"count": 2})
-    assert [r["uri"] for r in links.response["resources"]] == ["demo://resource/dynamic/blob/1",
-                                                               "demo://resource/dynamic/text/2"]
+    assert [r["uri"] for r in links.response["resources"]] == [
+        "demo://resource/dynamic/blob/1",
+        "demo://resource/dynamic/text/2",
+    ]
 
 
-@pytest.mark.parametrize(("fixture", "call", "says"), [
-    ("time_tools", FunctionCall("get_current_time", {"timezone": "Mars/Olympus_Mons"}), "Invalid timezone"),
-    ("everything_tools", FunctionCall("gzip-file-as-resource", {"name": "a.gz", "data": "http://127.0.0.1:9/x"}),
-     "fetch failed"),
-    ("our_tools", FunctionCall("fail", {"reason": "the disk is full"}), "RuntimeError: the disk is full"),
-])
-async def test_an_error_result_reaches_the_model_as_error(fixture: str, call: FunctionCall, says: str,
-                                                          request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "call", "says"),
+    [
+        ("time_tools", FunctionCall("get_current_time", {"timezone": "Mars/Olympus_Mons"}), "Invalid timezone"),
+        (
+            "everything_tools",
+            FunctionCall("gzip-file-as-resource", {"name": "a.gz", "data": "http://127.0.0.1:9/x"}),
+            "fetch failed",
+        ),
+        ("our_tools", FunctionCall("fail", {"reason": "the disk is full"}), "RuntimeError: the disk is full"),
+    ],
+)
+async def test_an_error_result_reaches_the_model_as_error(
+    fixture: str, call: FunctionCall, says: str, request: pytest.FixtureRequest
+) -> None:
     toolset: McpToolset = request.getfixturevalue(fixture)
     result = await run(toolset, call)
     [response] = responses(result)
@@ -165,13 +182,20 @@ async def test_arguments_are_checked_against_the_servers_schema_before_the_call(
     assert "timezone: expected string, got integer" in response.response["error"]  # our check's words, not the server's
 
 
-@pytest.mark.parametrize(("fixture", "call", "lines"), [
-    ("everything_tools", FunctionCall("trigger-long-running-operation", {"duration": 0.3, "steps": 3}),
-     ["1/3\n", "2/3\n", "3/3\n"]),
-    ("our_tools", FunctionCall("countdown", {"n": 3}), ["3 left\n", "2 left\n", "1 left\n"]),
-])
-async def test_progress_notifications_become_tool_progress(fixture: str, call: FunctionCall, lines: list[str],
-                                                           request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "call", "lines"),
+    [
+        (
+            "everything_tools",
+            FunctionCall("trigger-long-running-operation", {"duration": 0.3, "steps": 3}),
+            ["1/3\n", "2/3\n", "3/3\n"],
+        ),
+        ("our_tools", FunctionCall("countdown", {"n": 3}), ["3 left\n", "2 left\n", "1 left\n"]),
+    ],
+)
+async def test_progress_notifications_become_tool_progress(
+    fixture: str, call: FunctionCall, lines: list[str], request: pytest.FixtureRequest
+) -> None:
     toolset: McpToolset = request.getfixturevalue(fixture)
     result = await run(toolset, call)
     progress = [e.progress for e in result.events if e.progress is not None]
@@ -185,9 +209,18 @@ async def test_progress_notifications_become_tool_progress(fixture: str, call: F
 async def test_one_server_process_serves_every_event_loop(time_tools: McpToolset) -> None:
     await time_tools.tools()
     running = children()
-    agent = LlmAgent(name="bot", model=ScriptedModel([FunctionCall("get_current_time", {"timezone": "UTC"}), "a",
-                                                      FunctionCall("get_current_time", {"timezone": "UTC"}), "b"]),
-                     toolsets=[time_tools])
+    agent = LlmAgent(
+        name="bot",
+        model=ScriptedModel(
+            [
+                FunctionCall("get_current_time", {"timezone": "UTC"}),
+                "a",
+                FunctionCall("get_current_time", {"timezone": "UTC"}),
+                "b",
+            ]
+        ),
+        toolsets=[time_tools],
+    )
     here = await agent.run_async("on the test's loop")
     inside = agent.run("on a private loop in a worker thread, as agent.run() does inside a kernel")
     elsewhere: list[Any] = []
@@ -204,8 +237,11 @@ async def test_one_server_process_serves_every_event_loop(time_tools: McpToolset
 @pytest.mark.parametrize("which", ["everything", "ours"])
 async def test_a_server_killed_mid_call_fails_clearly_then_the_next_call_reconnects(which: str) -> None:
     server = everything_server() if which == "everything" else our_server()
-    slow = (("trigger-long-running-operation", {"duration": 20, "steps": 20}) if which == "everything"
-            else ("slow", {"seconds": 20}))
+    slow = (
+        ("trigger-long-running-operation", {"duration": 20, "steps": 20})
+        if which == "everything"
+        else ("slow", {"seconds": 20})
+    )
     quick = ("echo", {"message": "back"}) if which == "everything" else ("add", {"a": 1, "b": 1})
     toolset = McpToolset(server, name=which)
     progress: list[str] = []
@@ -214,6 +250,7 @@ async def test_a_server_killed_mid_call_fails_clearly_then_the_next_call_reconne
         await toolset.tools()
         pid = server_pid(toolset, before)
         running = asyncio.ensure_future(toolset.call_tool(*slow, progress=progress.append))
+
         # Kill it only once the call is running there (a first progress step, or the tool's own line).
         def in_flight() -> bool:
             return bool(progress) or any(line.startswith("slow: waiting") for line in toolset.stderr_lines)
@@ -358,10 +395,12 @@ def test_close_leaves_no_child_process_and_the_toolset_can_reconnect(server: Any
 
 def test_the_interpreter_exit_stops_servers_a_script_never_closed() -> None:
     server = stubborn_server()
-    code = ("import asyncio, psutil, sys; from adk_notebook.mcp import McpToolset, StdioServer\n"
-            f"t = McpToolset(StdioServer({server.command!r}, {list(server.args)!r}))\n"
-            "asyncio.run(t.tools())\n"
-            "print(*[p.pid for p in psutil.Process().children(recursive=True)])\n")
+    code = (
+        "import asyncio, psutil, sys; from adk_notebook.mcp import McpToolset, StdioServer\n"
+        f"t = McpToolset(StdioServer({server.command!r}, {list(server.args)!r}))\n"
+        "asyncio.run(t.tools())\n"
+        "print(*[p.pid for p in psutil.Process().children(recursive=True)])\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     pids = [int(p) for p in done.stdout.split()]
@@ -393,7 +432,9 @@ async def test_a_cancelled_call_stops_there_and_the_session_goes_on(our_tools: M
 
 
 async def test_a_wrong_url_says_what_to_check(http_served: Any) -> None:
-    toolset = McpToolset(HttpServer(http_served.url.replace("/mcp", "/api"), headers={"Authorization": "Bearer t0ps3cr3t"}))
+    toolset = McpToolset(
+        HttpServer(http_served.url.replace("/mcp", "/api"), headers={"Authorization": "Bearer t0ps3cr3t"})
+    )
     with pytest.raises(AdkError) as caught:
         await toolset.tools()
     assert "refused the MCP handshake: Not Found" in caught.value.message and "/mcp" in caught.value.message

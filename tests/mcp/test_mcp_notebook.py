@@ -20,12 +20,18 @@ from adk_notebook.mcp import HttpServer, McpToolset, StdioServer
 from adk_notebook.notebook.workspace import Workspace
 
 SECRET = "sk-test-notebook-0123456789"
-CONFIG = {"mcpServers": {
-    "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"TIME_TOKEN": "${ADK_SECRET}"},
-             "autoApprove": ["get_current_time"]},
-    "docs": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${env:ADK_SECRET}"}},
-    "off": {"command": "never-started", "disabled": True},
-}}
+CONFIG = {
+    "mcpServers": {
+        "time": {
+            "command": "mcp-server-time",
+            "args": ["--local-timezone", "UTC"],
+            "env": {"TIME_TOKEN": "${ADK_SECRET}"},
+            "autoApprove": ["get_current_time"],
+        },
+        "docs": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${env:ADK_SECRET}"}},
+        "off": {"command": "never-started", "disabled": True},
+    }
+}
 
 
 @pytest.fixture
@@ -82,17 +88,25 @@ def test_tools_names_a_whole_server_or_some_of_its_tools(ws: Workspace) -> None:
         ws.define_agent("d", "", model="m", tools=["weather"])
 
 
-@pytest.mark.parametrize(("cell", "says"), [
-    ("{not json", "not valid JSON"),
-    ('{"mcpServers": {"x": {"args": []}}}', 'give either "command"'),
-    ('{"mcpServers": {"x.y": {"command": "a"}}}', "may contain only letters"),
-    ('{"mcpServers": {"x": {"url": "http://h/sse", "type": "sse"}}}', "SSE transport is not supported"),
-    ('{"mcpServers": {"x": {"command": "a", "env": {"K": "${ADK_NOT_SET_ANYWHERE}"}}}}',
-     "the environment has no variable ADK_NOT_SET_ANYWHERE"),
-    ('{"mcpServers": {"x": {"command": "a", "env": {"K": {"nested": "sk-hidden-value"}}}}}', '"env" must map names'),
-    ('{"mcpServers": {"x": {"url": "ftp://h"}}}', "http:// or https:// URL"),
-    ('{"tools": []}', 'expected {"mcpServers"'),
-])
+@pytest.mark.parametrize(
+    ("cell", "says"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"mcpServers": {"x": {"args": []}}}', 'give either "command"'),
+        ('{"mcpServers": {"x.y": {"command": "a"}}}', "may contain only letters"),
+        ('{"mcpServers": {"x": {"url": "http://h/sse", "type": "sse"}}}', "SSE transport is not supported"),
+        (
+            '{"mcpServers": {"x": {"command": "a", "env": {"K": "${ADK_NOT_SET_ANYWHERE}"}}}}',
+            "the environment has no variable ADK_NOT_SET_ANYWHERE",
+        ),
+        (
+            '{"mcpServers": {"x": {"command": "a", "env": {"K": {"nested": "sk-hidden-value"}}}}}',
+            '"env" must map names',
+        ),
+        ('{"mcpServers": {"x": {"url": "ftp://h"}}}', "http:// or https:// URL"),
+        ('{"tools": []}', 'expected {"mcpServers"'),
+    ],
+)
 def test_misuse_is_one_clear_line_that_shows_no_value(ws: Workspace, cell: str, says: str) -> None:
     with pytest.raises(UsageError) as caught:
         ws.define_mcp(cell)
@@ -101,10 +115,16 @@ def test_misuse_is_one_clear_line_that_shows_no_value(ws: Workspace, cell: str, 
 
 def test_adk_mcp_shows_status_tools_and_the_stderr_of_a_failed_server(ws: Workspace) -> None:
     script = f"import sys; print('cannot start: token {SECRET} rejected', file=sys.stderr); sys.exit(2)"
-    ws.define_mcp(json.dumps({"mcpServers": {
-        "time": {"command": "mcp-server-time"},
-        "broken": {"command": sys.executable, "args": ["-c", script], "env": {"TOKEN": "${ADK_SECRET}"}},
-    }}))
+    ws.define_mcp(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {"command": "mcp-server-time"},
+                    "broken": {"command": sys.executable, "args": ["-c", script], "env": {"TOKEN": "${ADK_SECRET}"}},
+                }
+            }
+        )
+    )
     view = ws.mcp_view()
     assert re.search(r"\ntime +stdio +mcp-server-time +connected +get_current_time, convert_time\n", view.text)
     assert "broken: MCP server 'broken'" in view.text and "exited before it finished starting" in view.text
@@ -128,15 +148,27 @@ def test_reset_stops_the_servers(ws: Workspace) -> None:
 # -- a real kernel -----------------------------------------------------------------------------
 def kernel_notebook(everything: str) -> nbformat.NotebookNode:
     stubborn = stubborn_server()
-    config = {"mcpServers": {
-        "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"TOKEN": "${ADK_SECRET}"}},
-        "everything": {"command": everything, "args": ["stdio"]},
-        "stubborn": {"command": stubborn.command, "args": list(stubborn.args)},  # outlives its stdin
-    }}
-    script = [FunctionCall("get_current_time", {"timezone": "Asia/Tokyo"}), "It is evening in Tokyo.",
-              FunctionCall("get-tiny-image", {}), "Here is the logo.",
-              FunctionCall("trigger-long-running-operation", {"duration": 0.3, "steps": 3}), "Done.",
-              FunctionCall("get_current_time", {"timezone": "UTC"}), "It is morning in London."]
+    config = {
+        "mcpServers": {
+            "time": {
+                "command": "mcp-server-time",
+                "args": ["--local-timezone", "UTC"],
+                "env": {"TOKEN": "${ADK_SECRET}"},
+            },
+            "everything": {"command": everything, "args": ["stdio"]},
+            "stubborn": {"command": stubborn.command, "args": list(stubborn.args)},  # outlives its stdin
+        }
+    }
+    script = [
+        FunctionCall("get_current_time", {"timezone": "Asia/Tokyo"}),
+        "It is evening in Tokyo.",
+        FunctionCall("get-tiny-image", {}),
+        "Here is the logo.",
+        FunctionCall("trigger-long-running-operation", {"duration": 0.3, "steps": 3}),
+        "Done.",
+        FunctionCall("get_current_time", {"timezone": "UTC"}),
+        "It is morning in London.",
+    ]
     cells = [
         f"%load_ext adk_notebook\nimport os, psutil\nos.environ['ADK_SECRET'] = {SECRET!r}",
         "%%mcp\n" + json.dumps(config, indent=2),
@@ -164,13 +196,20 @@ def everything_output(nb: nbformat.NotebookNode) -> str:
 def widget_media(nb: nbformat.NotebookNode, tool: str) -> list[dict[str, Any]]:
     """The media of `tool`'s cards in the run widgets' saved state (what the live view drew)."""
     saved = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    return [media for model in saved.values() for item in model["state"].get("state", {}).get("items", [])
-            if item.get("k") == "tool" and item.get("name") == tool for media in item.get("media", [])]
+    return [
+        media
+        for model in saved.values()
+        for item in model["state"].get("state", {}).get("items", [])
+        if item.get("k") == "tool" and item.get("name") == tool
+        for media in item.get("media", [])
+    ]
 
 
 def cell_text(cell: Any) -> str:
-    return "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
-                     for o in cell.outputs)
+    return "\n".join(
+        o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+        for o in cell.outputs
+    )
 
 
 @pytest.mark.notebook
@@ -186,8 +225,11 @@ def test_mcp_and_chat_in_a_real_kernel_never_mention_a_cancel_scope() -> None:
     assert "It is evening in Tokyo." in cell_text(tokyo) and "+09:00" in cell_text(tokyo)
     [shown] = [o for o in logo.outputs if "text/html" in o.get("data", {})]
     assert 'src="data:image/png;base64,iVBORw0KGgo' in shown.data["text/html"]  # the MCP image, inline
-    assert any(m["mime"] == "image/png" and m["data"].startswith("iVBORw0KGgo")  # and in the live widget's state
-               for m in widget_media(nb, "get-tiny-image") if m["k"] == "image")
+    assert any(
+        m["mime"] == "image/png" and m["data"].startswith("iVBORw0KGgo")  # and in the live widget's state
+        for m in widget_media(nb, "get-tiny-image")
+        if m["k"] == "image"
+    )
     assert "1/3" in cell_text(progress) and "3/3" in cell_text(progress)
     assert "It is morning in London." in cell_text(london)
     assert re.search(r"\ntime +stdio .+ connected +get_current_time, convert_time", cell_text(adk_mcp))
@@ -204,15 +246,21 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_toolset_can_be_made_without_loading_the_sdk() -> None:
-    code = ("import sys; from adk_notebook.mcp import McpToolset, StdioServer; import adk_notebook\n"
-            "McpToolset(StdioServer('mcp-server-time'))\nprint('mcp' in sys.modules)")
+    code = (
+        "import sys; from adk_notebook.mcp import McpToolset, StdioServer; import adk_notebook\n"
+        "McpToolset(StdioServer('mcp-server-time'))\nprint('mcp' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert done.stdout.strip() == "False"  # the SDK takes seconds to import: only when a server starts
-    blocked = ("import sys; sys.modules['mcp'] = None\ntry:\n    import adk_notebook.mcp\n"
-               "except ImportError as e:\n    print(e)\nimport adk_notebook; print('light')")
+    blocked = (
+        "import sys; sys.modules['mcp'] = None\ntry:\n    import adk_notebook.mcp\n"
+        "except ImportError as e:\n    print(e)\nimport adk_notebook; print('light')"
+    )
     done = subprocess.run([sys.executable, "-c", blocked], check=True, capture_output=True, text=True)
     assert done.stdout.splitlines() == ['adk_notebook.mcp needs the MCP SDK: pip install "adk-notebook[mcp]"', "light"]
 
 
 def test_mcp_toolset_reprs_name_the_server(everything_tools: McpToolset) -> None:
-    assert repr(everything_tools).startswith("McpToolset(StdioServer(") and "name='everything'" in repr(everything_tools)
+    assert repr(everything_tools).startswith("McpToolset(StdioServer(") and "name='everything'" in repr(
+        everything_tools
+    )

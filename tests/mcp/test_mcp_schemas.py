@@ -17,9 +17,30 @@ from adk_notebook.models.gemini import GeminiModel
 from adk_notebook.models.openai import OpenAIModel
 
 # Gemini's Schema object (an OpenAPI 3.0 subset), from its API reference.
-GEMINI_FIELDS = {"type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties",
-                 "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example", "anyOf",
-                 "propertyOrdering", "default", "items", "minimum", "maximum"}
+GEMINI_FIELDS = {
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+}
 GEMINI_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 GEMINI_FORMATS = {"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # OpenAI's and Anthropic's rule for tool names

@@ -56,7 +56,11 @@ async def test_tools_are_listed_with_the_schemas_providers_get(connect: Connect)
             assert tool.description == declared.description
         assert listed["add"].annotations is not None and listed["add"].annotations.read_only_hint
         assert listed["convert"].input_schema["properties"]["unit"] == {
-            "default": "km", "description": "Its unit.", "enum": ["km", "mi"], "type": "string"}
+            "default": "km",
+            "description": "Its unit.",
+            "enum": ["km", "mi"],
+            "type": "string",
+        }
 
 
 async def test_a_call_is_answered_with_text_and_structured_content(connect: Connect) -> None:
@@ -97,11 +101,14 @@ async def test_an_audio_result_is_mcp_audio_content(connect: Connect) -> None:
         assert base64.b64decode(audio.data) == served_tools.wav()
 
 
-@pytest.mark.parametrize(("call", "says"), [
-    (("fail", {"reason": "out of paper"}), "Tool 'fail' failed: RuntimeError: out of paper"),
-    (("add", {"a": "two", "b": 1}), "Invalid arguments for tool 'add'"),
-    (("nope", {}), "Unknown tool 'nope'. Available tools: add, chart, chime, convert, countdown, fail, slow."),
-])
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (("fail", {"reason": "out of paper"}), "Tool 'fail' failed: RuntimeError: out of paper"),
+        (("add", {"a": "two", "b": 1}), "Invalid arguments for tool 'add'"),
+        (("nope", {}), "Unknown tool 'nope'. Available tools: add, chart, chime, convert, countdown, fail, slow."),
+    ],
+)
 async def test_failures_are_error_results(connect: Connect, call: tuple[str, dict[str, Any]], says: str) -> None:
     async with connect() as session:
         result = await session.call_tool(*call)
@@ -118,10 +125,14 @@ async def test_a_module_attribute_can_be_served() -> None:
 def test_a_target_without_tools_is_a_clear_error(tmp_path: Any) -> None:
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
-    for target, says in [(str(empty), "defines no tools"), (str(tmp_path / "missing.py"), "there is no file"),
-                         ("no_such_module:tools", "cannot import 'no_such_module'")]:
-        done = subprocess.run([*SERVE, target], check=False, capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
+    for target, says in [
+        (str(empty), "defines no tools"),
+        (str(tmp_path / "missing.py"), "there is no file"),
+        ("no_such_module:tools", "cannot import 'no_such_module'"),
+    ]:
+        done = subprocess.run(
+            [*SERVE, target], check=False, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
         assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

@@ -27,8 +27,9 @@ def nb(tmp_path_factory: pytest.TempPathFactory) -> nbformat.NotebookNode:
     saved = {k: os.environ.pop(k) for k in KEYS if k in os.environ}
     try:
         notebook = nbformat.read(folder / NOTEBOOK.name, as_version=4)
-        NotebookClient(notebook, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": str(folder)}}).execute()
+        NotebookClient(
+            notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+        ).execute()
     finally:
         os.environ.update(saved)
     return notebook
@@ -44,8 +45,9 @@ def cell(nb: nbformat.NotebookNode, start: str) -> nbformat.NotebookNode:
 
 
 def shown(c: nbformat.NotebookNode, mime: str = "text/plain") -> str:
-    return "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get(mime, "")
-                     for o in c.outputs)
+    return "\n".join(
+        o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get(mime, "") for o in c.outputs
+    )
 
 
 def test_it_is_saved_without_outputs() -> None:
@@ -75,7 +77,7 @@ def test_our_own_server_returns_an_image_shown_inline(nb: nbformat.NotebookNode)
     [png] = [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)]
     width, height = struct.unpack(">II", png[16:24])
     idat = png.index(b"IDAT")
-    pixels = zlib.decompress(png[idat + 4: idat + 4 + struct.unpack(">I", png[idat - 4: idat])[0]])
+    pixels = zlib.decompress(png[idat + 4 : idat + 4 + struct.unpack(">I", png[idat - 4 : idat])[0]])
     assert (width, height) == (24, 24) and pixels[1:4] == bytes((0, 128, 128))  # a teal swatch
     _, both, _ = cells(nb, "%%mcp")
     assert re.search(r"time +stdio .+ connected \(unchanged\)", shown(both))  # its server kept running

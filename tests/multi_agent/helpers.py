@@ -14,24 +14,16 @@ async def run(
     state: dict | None = None,
 ) -> tuple[list[Event], Runner, str]:
     """All events of one run (partial ones too), the runner and the session id."""
-    runner = runner or Runner(
-        app_name="app", agent=agent, session_service=InMemorySessionService()
-    )
+    runner = runner or Runner(app_name="app", agent=agent, session_service=InMemorySessionService())
     if session_id is None:
-        session = await runner.session_service.create(
-            app_name="app", user_id="u", state=state
-        )
+        session = await runner.session_service.create(app_name="app", user_id="u", state=state)
         session_id = session.id
-    events = [
-        e async for e in runner.run(user_id="u", session_id=session_id, content=text)
-    ]
+    events = [e async for e in runner.run(user_id="u", session_id=session_id, content=text)]
     return events, runner, session_id
 
 
 async def stored(runner: Runner, session_id: str) -> list[Event]:
-    session = await runner.session_service.get(
-        app_name="app", user_id="u", session_id=session_id
-    )
+    session = await runner.session_service.get(app_name="app", user_id="u", session_id=session_id)
     assert session is not None
     return session.events
 

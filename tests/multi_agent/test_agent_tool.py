@@ -30,21 +30,15 @@ async def save_note(text: str, tool_context: ToolContext) -> dict:
     return {"version": version}
 
 
-async def test_inner_events_stream_before_the_response_and_only_the_response_is_stored() -> (
-    None
-):
-    research_model = ScriptedModel(
-        [FunctionCall("save_note", {"text": "bees"}), "Bees pollinate crops."]
-    )
+async def test_inner_events_stream_before_the_response_and_only_the_response_is_stored() -> None:
+    research_model = ScriptedModel([FunctionCall("save_note", {"text": "bees"}), "Bees pollinate crops."])
     research = LlmAgent(
         name="research",
         model=research_model,
         tools=[save_note],
         description="Finds facts",
     )
-    lead_model = ScriptedModel(
-        [FunctionCall("research", {"request": "What do bees do?"}), "Bees matter."]
-    )
+    lead_model = ScriptedModel([FunctionCall("research", {"request": "What do bees do?"}), "Bees matter."])
     lead = LlmAgent(name="lead", model=lead_model, tools=[AgentTool(research)])
     runner = Runner(
         app_name="app",
@@ -54,27 +48,17 @@ async def test_inner_events_stream_before_the_response_and_only_the_response_is_
     )
 
     events, runner, sid = await run(lead, "Tell me about bees", runner=runner)
-    call_id = next(
-        c.id
-        for e in events
-        if not e.partial
-        for c in e.function_calls()
-        if c.name == "research"
-    )
+    call_id = next(c.id for e in events if not e.partial for c in e.function_calls() if c.name == "research")
     nested = [e for e in events if e.metadata.get("parent_call_id") == call_id]
     response_at = next(
         i
         for i, e in enumerate(events)
-        if not e.partial
-        and e.function_responses()
-        and e.function_responses()[0].name == "research"
+        if not e.partial and e.function_responses() and e.function_responses()[0].name == "research"
     )
     assert nested and all(e.partial for e in nested)
     assert all(events.index(e) < response_at for e in nested)
     assert {e.author for e in nested} == {"research"}
-    assert any(
-        e.text == "Bees pollinate crops." for e in nested
-    )  # the child's complete answer, nested
+    assert any(e.text == "Bees pollinate crops." for e in nested)  # the child's complete answer, nested
     assert any(c.name == "save_note" for e in nested for c in e.function_calls())
     # the child saw only the request, not the parent's conversation
     assert [c.text for c in research_model.requests[0].contents] == ["What do bees do?"]
@@ -87,15 +71,11 @@ async def test_inner_events_stream_before_the_response_and_only_the_response_is_
     # the child's deltas reached the parent: state, and the artifact version, with the response
     assert events[response_at].actions.state_delta == {"last_note": "bees"}
     assert events[response_at].actions.artifact_delta == {"note.txt": 0}
-    session = await runner.session_service.get(
-        app_name="app", user_id="u", session_id=sid
-    )
+    session = await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
     assert session is not None and session.state["last_note"] == "bees"
 
 
-async def test_an_agent_tool_sees_the_parents_state_and_its_output_schema_value_is_the_result() -> (
-    None
-):
+async def test_an_agent_tool_sees_the_parents_state_and_its_output_schema_value_is_the_result() -> None:
     schema = {
         "type": "object",
         "properties": {"n": {"type": "integer"}},
@@ -110,9 +90,7 @@ async def test_an_agent_tool_sees_the_parents_state_and_its_output_schema_value_
     lead_model = ScriptedModel([FunctionCall("counter", {"request": "count"}), "two"])
     lead = LlmAgent(name="lead", model=lead_model, tools=[AgentTool(counter)])
     events, _, _ = await run(lead, "how many?", state={"topic": "bees"})
-    assert (
-        counter.resolve_model().requests[0].system_instruction.startswith("Count bees.")
-    )
+    assert counter.resolve_model().requests[0].system_instruction.startswith("Count bees.")
     response = next(r for e in events if not e.partial for r in e.function_responses())
     assert response.response == {"result": {"n": 2}}
 
@@ -140,9 +118,7 @@ async def test_cancelling_during_an_agent_tool_answers_the_parents_call_only() -
         model=ScriptedModel([FunctionCall("research", {"request": "dig"})]),
         tools=[AgentTool(research)],
     )
-    runner = Runner(
-        app_name="app", agent=lead, session_service=InMemorySessionService()
-    )
+    runner = Runner(app_name="app", agent=lead, session_service=InMemorySessionService())
     session = await runner.session_service.create(app_name="app", user_id="u")
 
     async def consume() -> None:
@@ -157,7 +133,5 @@ async def test_cancelling_during_an_agent_tool_answers_the_parents_call_only() -
     events = await stored(runner, session.id)
     calls = [c for e in events for c in e.function_calls()]
     answers = [r for e in events for r in e.function_responses()]
-    assert [c.name for c in calls] == [
-        "research"
-    ]  # the child's own call was never the parent's
+    assert [c.name for c in calls] == ["research"]  # the child's own call was never the parent's
     assert [(r.id, r.response["code"]) for r in answers] == [(calls[0].id, "cancelled")]

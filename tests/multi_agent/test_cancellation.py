@@ -40,9 +40,7 @@ def _branch(name: str) -> LlmAgent:
 
 async def test_cancelling_a_parallel_run_answers_every_branch_call() -> None:
     both = ParallelAgent(name="both", sub_agents=[_branch("left"), _branch("right")])
-    runner = Runner(
-        app_name="app", agent=both, session_service=InMemorySessionService()
-    )
+    runner = Runner(app_name="app", agent=both, session_service=InMemorySessionService())
     session = await runner.session_service.create(app_name="app", user_id="u")
     calls_seen = asyncio.Event()
     seen: list[str] = []
@@ -74,21 +72,15 @@ async def test_cancelling_a_parallel_run_answers_every_branch_call() -> None:
     assert not runner.cancel(user_id="u", session_id=session.id)
 
 
-async def test_a_failing_branch_stops_its_siblings_and_the_run_reports_its_error() -> (
-    None
-):
+async def test_a_failing_branch_stops_its_siblings_and_the_run_reports_its_error() -> None:
     import pytest
 
     from adk_notebook import AdkError
 
     stopped.clear()
-    broken = LlmAgent(
-        name="broken", model=ScriptedModel([])
-    )  # its first model call fails
+    broken = LlmAgent(name="broken", model=ScriptedModel([]))  # its first model call fails
     both = ParallelAgent(name="both", sub_agents=[_branch("steady"), broken])
-    runner = Runner(
-        app_name="app", agent=both, session_service=InMemorySessionService()
-    )
+    runner = Runner(app_name="app", agent=both, session_service=InMemorySessionService())
     session = await runner.session_service.create(app_name="app", user_id="u")
     with pytest.raises(AdkError) as caught:
         async for _ in runner.run(user_id="u", session_id=session.id, content="go"):

@@ -47,9 +47,7 @@ def test_names_are_unique_in_a_tree_even_across_levels() -> None:
     inner = SequentialAgent(name="inner", sub_agents=[llm("writer")])
     with pytest.raises(AdkError) as caught:
         SequentialAgent(name="outer", sub_agents=[inner, llm("writer")])
-    assert caught.value.code == "duplicate_agent_name" and "'writer'" in str(
-        caught.value
-    )
+    assert caught.value.code == "duplicate_agent_name" and "'writer'" in str(caught.value)
     with pytest.raises(AdkError) as caught:
         SequentialAgent(name="writer", sub_agents=[llm("writer")])
     assert caught.value.code == "duplicate_agent_name"
@@ -85,11 +83,7 @@ def test_bad_settings_are_clear_config_errors(make) -> None:
 
 
 def test_the_seed_style_builders_make_the_same_agents() -> None:
-    loop = (
-        LoopAgent.new("refine", [llm("critic"), llm("reviser")])
-        .with_max_iterations(3)
-        .with_description("polish")
-    )
+    loop = LoopAgent.new("refine", [llm("critic"), llm("reviser")]).with_max_iterations(3).with_description("polish")
     assert (loop.name, loop.max_iterations, loop.description) == ("refine", 3, "polish")
     assert [a.name for a in loop.sub_agents] == ["critic", "reviser"]
     both = ParallelAgent.new("both", [llm("pros"), llm("cons")])
@@ -100,9 +94,6 @@ def test_the_seed_style_builders_make_the_same_agents() -> None:
 def test_an_agent_tool_is_named_and_described_after_its_agent() -> None:
     research = llm("research")
     declaration = AgentTool(research).declaration()
-    assert (
-        declaration.name == "research"
-        and declaration.description == "the research agent"
-    )
+    assert declaration.name == "research" and declaration.description == "the research agent"
     assert declaration.parameters["required"] == ["request"]
     assert research.parent is None  # an agent used as a tool is not adopted

@@ -28,16 +28,10 @@ async def test_branches_are_stored_and_still_isolate_histories_in_the_next_run(
         ],
     )
     path = tmp_path / "sessions.db"
-    runner = Runner(
-        app_name="app", agent=both, session_service=SqliteSessionService(path)
-    )
+    runner = Runner(app_name="app", agent=both, session_service=SqliteSessionService(path))
     _, runner, sid = await run(both, "first", runner=runner)
-    reopened = Runner(
-        app_name="app", agent=both, session_service=SqliteSessionService(path)
-    )
-    session = await reopened.session_service.get(
-        app_name="app", user_id="u", session_id=sid
-    )
+    reopened = Runner(app_name="app", agent=both, session_service=SqliteSessionService(path))
+    session = await reopened.session_service.get(app_name="app", user_id="u", session_id=sid)
     assert session is not None
     assert {(e.author, e.branch) for e in session.events} == {
         ("user", ""),

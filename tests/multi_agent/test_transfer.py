@@ -11,42 +11,25 @@ def _declared(model: ScriptedModel, call: int = 0) -> list[str]:
     return [d.name for d in model.requests[call].tools]
 
 
-async def test_a_transfer_runs_the_target_at_once_and_it_keeps_the_conversation() -> (
-    None
-):
-    desk_model = ScriptedModel(
-        [FunctionCall("transfer_to_agent", {"agent_name": "billing"})]
-    )
+async def test_a_transfer_runs_the_target_at_once_and_it_keeps_the_conversation() -> None:
+    desk_model = ScriptedModel([FunctionCall("transfer_to_agent", {"agent_name": "billing"})])
     billing_model = ScriptedModel(["Your invoice is paid.", "The refund takes 3 days."])
-    billing = LlmAgent(
-        name="billing", model=billing_model, description="Invoices and refunds"
-    )
-    support = LlmAgent(
-        name="support", model=ScriptedModel([]), description="Technical problems"
-    )
+    billing = LlmAgent(name="billing", model=billing_model, description="Invoices and refunds")
+    support = LlmAgent(name="support", model=ScriptedModel([]), description="Technical problems")
     desk = LlmAgent(name="desk", model=desk_model, sub_agents=[billing, support])
 
     events, runner, sid = await run(desk, "Is my invoice paid?")
     assert "transfer_to_agent" in _declared(desk_model)
-    transfer_tool = next(
-        d for d in desk_model.requests[0].tools if d.name == "transfer_to_agent"
-    )
+    transfer_tool = next(d for d in desk_model.requests[0].tools if d.name == "transfer_to_agent")
     assert "billing: Invoices and refunds" in transfer_tool.description
     assert texts(events)[-1] == ("billing", "Your invoice is paid.")
-    assert any(
-        e.actions.transfer_to_agent == "billing" for e in events if not e.partial
-    )
+    assert any(e.actions.transfer_to_agent == "billing" for e in events if not e.partial)
     # the next message goes straight to billing, the agent that answered last
     events, _, _ = await run(desk, "And my refund?", runner=runner, session_id=sid)
-    assert (
-        texts(events)[-1] == ("billing", "The refund takes 3 days.")
-        and len(desk_model.requests) == 1
-    )
+    assert texts(events)[-1] == ("billing", "The refund takes 3 days.") and len(desk_model.requests) == 1
 
 
-async def test_an_unknown_target_is_an_error_the_model_reads_and_the_run_goes_on() -> (
-    None
-):
+async def test_an_unknown_target_is_an_error_the_model_reads_and_the_run_goes_on() -> None:
     desk_model = ScriptedModel(
         [
             FunctionCall("transfer_to_agent", {"agent_name": "sales"}),
@@ -60,16 +43,11 @@ async def test_an_unknown_target_is_an_error_the_model_reads_and_the_run_goes_on
     )
     events, _, _ = await run(desk, "Buy?")
     response = next(r for e in events if not e.partial for r in e.function_responses())
-    assert (
-        response.response["code"] == "unknown_agent"
-        and "billing" in response.response["error"]
-    )
+    assert response.response["code"] == "unknown_agent" and "billing" in response.response["error"]
     assert texts(events)[-1] == ("desk", "Sorry, no sales desk.")
 
 
-async def test_children_may_go_back_to_their_parent_or_a_peer_unless_disallowed() -> (
-    None
-):
+async def test_children_may_go_back_to_their_parent_or_a_peer_unless_disallowed() -> None:
     billing_model = ScriptedModel(["hi"])
     billing = LlmAgent(name="billing", model=billing_model)
     support_model = ScriptedModel(["hi"])
@@ -83,13 +61,8 @@ async def test_children_may_go_back_to_their_parent_or_a_peer_unless_disallowed(
     assert set(await billing.resolve_tools(_ctx(desk))) == {"transfer_to_agent"}
     tool = (await billing.resolve_tools(_ctx(desk)))["transfer_to_agent"]
     assert set(tool.targets) == {"desk", "support"}
-    assert (
-        await support.resolve_tools(_ctx(desk)) == {}
-    )  # nowhere to go: no tool offered
-    assert (
-        await LlmAgent(name="alone", model=ScriptedModel([])).resolve_tools(_ctx(desk))
-        == {}
-    )
+    assert await support.resolve_tools(_ctx(desk)) == {}  # nowhere to go: no tool offered
+    assert await LlmAgent(name="alone", model=ScriptedModel([])).resolve_tools(_ctx(desk)) == {}
 
 
 async def test_agents_in_a_workflow_are_not_offered_their_peers() -> None:

@@ -24,9 +24,7 @@ from .helpers import request_texts, run, stored, texts
 
 
 async def test_a_sequence_passes_each_answer_on_through_output_key() -> None:
-    research = LlmAgent(
-        name="research", model=ScriptedModel(["Bees pollinate."]), output_key="notes"
-    )
+    research = LlmAgent(name="research", model=ScriptedModel(["Bees pollinate."]), output_key="notes")
     writer_model = ScriptedModel(["Draft: bees matter."])
     writer = LlmAgent(
         name="writer",
@@ -47,9 +45,7 @@ async def test_a_sequence_passes_each_answer_on_through_output_key() -> None:
         "bees",
         "For context:[research] said: Bees pollinate.",
     ]
-    session = await runner.session_service.get(
-        app_name="app", user_id="u", session_id=sid
-    )
+    session = await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
     assert session is not None and session.state["draft"] == "Draft: bees matter."
 
 
@@ -68,12 +64,8 @@ def _slow_tool(name: str):
 
 
 def _branch_agent(name: str) -> tuple[LlmAgent, ScriptedModel]:
-    model = ScriptedModel(
-        [FunctionCall(f"look_{name}", {"topic": "cars"}), f"{name} listed"]
-    )
-    return LlmAgent(
-        name=name, model=model, tools=[_slow_tool(name)], output_key=name
-    ), model
+    model = ScriptedModel([FunctionCall(f"look_{name}", {"topic": "cars"}), f"{name} listed"])
+    return LlmAgent(name=name, model=model, tools=[_slow_tool(name)], output_key=name), model
 
 
 async def test_parallel_branches_run_concurrently_and_never_see_each_other() -> None:
@@ -91,36 +83,20 @@ async def test_parallel_branches_run_concurrently_and_never_see_each_other() -> 
         "both.pros",
         "both.cons",
     }
-    assert all(
-        e.branch == f"both.{e.author}" for e in complete if e.author in ("pros", "cons")
-    )
+    assert all(e.branch == f"both.{e.author}" for e in complete if e.author in ("pros", "cons"))
     # each branch's second model call sees the user, its own call and response: nothing of the other
     for model, own, other in (
         (pros_model, "pros", "cons"),
         (cons_model, "cons", "pros"),
     ):
         second = model.requests[1]
-        calls = [
-            p.function_call.name
-            for c in second.contents
-            for p in c.parts
-            if p.function_call
-        ]
-        responses = [
-            p.function_response.response
-            for c in second.contents
-            for p in c.parts
-            if p.function_response
-        ]
+        calls = [p.function_call.name for c in second.contents for p in c.parts if p.function_call]
+        responses = [p.function_response.response for c in second.contents for p in c.parts if p.function_response]
         assert calls == [f"look_{own}"] and responses == [{"found": f"{own} of cars"}]
         assert other not in " ".join(request_texts(second))
     session_events = await stored(runner, sid)
-    assert (
-        sum(1 for e in session_events if e.function_calls()) == 2
-    )  # both branches' calls are stored
-    state = (
-        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
-    ).state
+    assert sum(1 for e in session_events if e.function_calls()) == 2  # both branches' calls are stored
+    state = (await runner.session_service.get(app_name="app", user_id="u", session_id=sid)).state
     assert (state["pros"], state["cons"]) == ("pros listed", "cons listed")
 
 
@@ -146,12 +122,8 @@ async def test_two_branches_writing_one_key_warn_once_and_the_last_write_wins() 
     assert len(warnings) == 1
     message = warnings[0].metadata["warning"]
     assert "'verdict'" in message and "both.a" in message and "both.b" in message
-    final = (
-        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
-    ).state["verdict"]
-    last_writer = [
-        e for e in events if not e.partial and e.actions.state_delta.get("verdict")
-    ][-1]
+    final = (await runner.session_service.get(app_name="app", user_id="u", session_id=sid)).state["verdict"]
+    last_writer = [e for e in events if not e.partial and e.actions.state_delta.get("verdict")][-1]
     assert final == last_writer.text
 
 
@@ -177,9 +149,7 @@ async def test_exit_loop_ends_the_loop_at_once() -> None:
         "polish",
     )
     assert [t for _, t in texts(events)] == ["polish", "needs work", "v2"]
-    assert [e.author for e in events if not e.partial][
-        -1
-    ] == "critic"  # the reviser did not run again
+    assert [e.author for e in events if not e.partial][-1] == "critic"  # the reviser did not run again
 
 
 async def test_escalation_in_a_nested_loop_ends_only_that_loop() -> None:
@@ -187,17 +157,11 @@ async def test_escalation_in_a_nested_loop_ends_only_that_loop() -> None:
 
     def inner_model(request: LlmRequest) -> object:
         calls["inner_rounds"] += 1
-        return (
-            FunctionCall("exit_loop", {}) if calls["inner_rounds"] % 2 == 0 else "try"
-        )
+        return FunctionCall("exit_loop", {}) if calls["inner_rounds"] % 2 == 0 else "try"
 
-    checker = LlmAgent(
-        name="checker", model=FunctionModel(inner_model), tools=[exit_loop]
-    )
+    checker = LlmAgent(name="checker", model=FunctionModel(inner_model), tools=[exit_loop])
     inner = LoopAgent(name="inner", sub_agents=[checker], max_iterations=10)
-    after = LlmAgent(
-        name="after", model=ScriptedModel(["after 1", "after 2", "after 3"])
-    )
+    after = LlmAgent(name="after", model=ScriptedModel(["after 1", "after 2", "after 3"]))
     outer = LoopAgent(name="outer", sub_agents=[inner, after], max_iterations=3)
     events, _, _ = await run(outer, "go")
     assert [t for a, t in texts(events) if a == "after"] == [
@@ -205,21 +169,15 @@ async def test_escalation_in_a_nested_loop_ends_only_that_loop() -> None:
         "after 2",
         "after 3",
     ]
-    assert (
-        calls["inner_rounds"] == 6
-    )  # each outer round: "try", then exit_loop ends the inner loop
+    assert calls["inner_rounds"] == 6  # each outer round: "try", then exit_loop ends the inner loop
     escalations = [e for e in events if not e.partial and e.actions.escalate]
-    assert len(escalations) == 3 and all(
-        e.metadata["ended_loop"] == "inner" for e in escalations
-    )
+    assert len(escalations) == 3 and all(e.metadata["ended_loop"] == "inner" for e in escalations)
 
 
 async def test_a_map_runs_one_branch_per_item_and_collects_in_order() -> None:
     async def summarize(request: LlmRequest) -> str:
         item = request.system_instruction.removeprefix("Summarize: ")
-        await asyncio.sleep(
-            0.2 if item == "alpha" else 0.0
-        )  # the first item finishes last
+        await asyncio.sleep(0.2 if item == "alpha" else 0.0)  # the first item finishes last
         return f"summary of {item}"
 
     worker = LlmAgent(
@@ -234,12 +192,8 @@ async def test_a_map_runs_one_branch_per_item_and_collects_in_order() -> None:
         output_key="summaries",
         max_concurrency=3,
     )
-    events, runner, sid = await run(
-        each, "go", state={"docs": ["alpha", "beta", "gamma"]}
-    )
-    state = (
-        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
-    ).state
+    events, runner, sid = await run(each, "go", state={"docs": ["alpha", "beta", "gamma"]})
+    state = (await runner.session_service.get(app_name="app", user_id="u", session_id=sid)).state
     assert state["summaries"] == [
         "summary of alpha",
         "summary of beta",
@@ -293,9 +247,7 @@ async def test_agent_callbacks_run_for_workflow_agents_and_their_children() -> N
     )
     _, runner, sid = await run(pipeline, "go")
     assert seen == ["before pipeline", "before child", "after child", "after pipeline"]
-    state = (
-        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
-    ).state
+    state = (await runner.session_service.get(app_name="app", user_id="u", session_id=sid)).state
     assert state["done"] == "pipeline"
 
 
@@ -307,9 +259,7 @@ async def test_a_before_agent_callback_can_answer_for_a_whole_workflow() -> None
         before_agent_callback=lambda ctx: "closed today",
     )
     events, _, _ = await run(pipeline, "go")
-    assert (
-        texts(events)[-1] == ("pipeline", "closed today") and child_model.requests == []
-    )
+    assert texts(events)[-1] == ("pipeline", "closed today") and child_model.requests == []
 
 
 async def test_output_schemas_and_retries_work_inside_a_parallel_branch() -> None:
@@ -341,17 +291,9 @@ async def test_output_schemas_and_retries_work_inside_a_parallel_branch() -> Non
         tools=[flaky],
         default_retry_budget=RetryBudget(max_retries=1),
     )
-    events, _, _ = await run(
-        ParallelAgent(name="both", sub_agents=[scorer, worker]), "go"
-    )
+    events, _, _ = await run(ParallelAgent(name="both", sub_agents=[scorer, worker]), "go")
     assert any(e.output == {"score": 3} for e in events if e.author == "scorer")
-    response = next(
-        r
-        for e in events
-        if not e.partial
-        for r in e.function_responses()
-        if r.name == "flaky"
-    )
+    response = next(r for e in events if not e.partial for r in e.function_responses() if r.name == "flaky")
     assert response.response == {"ok": True} and failures["n"] == 2
 
 
@@ -370,20 +312,14 @@ async def test_a_parallel_tool_strategy_still_holds_inside_a_loop() -> None:
 
     worker = LlmAgent(
         name="worker",
-        model=ScriptedModel(
-            [[FunctionCall("slow_a", {}), FunctionCall("slow_b", {})], "both done"]
-        ),
+        model=ScriptedModel([[FunctionCall("slow_a", {}), FunctionCall("slow_b", {})], "both done"]),
         tools=[slow_a, slow_b],
         tool_execution_strategy="parallel",
     )
     started = time.perf_counter()
-    events, _, _ = await run(
-        LoopAgent(name="once", sub_agents=[worker], max_iterations=1), "go"
-    )
+    events, _, _ = await run(LoopAgent(name="once", sub_agents=[worker], max_iterations=1), "go")
     assert time.perf_counter() - started < 0.38
-    responses = [
-        r.name for e in events if not e.partial for r in e.function_responses()
-    ]
+    responses = [r.name for e in events if not e.partial for r in e.function_responses()]
     assert responses == ["slow_a", "slow_b"] and texts(events)[-1] == (
         "worker",
         "both done",
@@ -408,9 +344,7 @@ async def test_a_map_over_a_workflow_collects_each_items_last_answer() -> None:
         output_key="out",
     )
     _, runner, sid = await run(each, "go", state={"docs": ["x", "y"]})
-    state = (
-        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
-    ).state
+    state = (await runner.session_service.get(app_name="app", user_id="u", session_id=sid)).state
     assert state["out"] == ["polished x", "polished y"]
 
 
@@ -422,7 +356,5 @@ async def test_a_map_over_an_empty_list_stores_an_empty_list() -> None:
         output_key="out",
     )
     _, runner, sid = await run(each, "go", state={"docs": []})
-    state = (
-        await runner.session_service.get(app_name="app", user_id="u", session_id=sid)
-    ).state
+    state = (await runner.session_service.get(app_name="app", user_id="u", session_id=sid)).state
     assert state["out"] == []

@@ -27,9 +27,7 @@ async def test_every_run_is_one_line_and_reads_back_as_its_trace(
 ) -> None:
     path = tmp_path / "traces" / "runs.jsonl"  # the folder does not exist yet
     exporter = JsonlTraceExporter(path)
-    model = ScriptedModel(
-        [FunctionCall("get_weather", {"city": "Oslo"}), "Sunny.", "Hello."]
-    )
+    model = ScriptedModel([FunctionCall("get_weather", {"city": "Oslo"}), "Sunny.", "Hello."])
     agent = LlmAgent(name="weather", model=model, tools=[get_weather])
     first = await agent.run_async("Weather in Oslo?", plugins=[exporter])
     second = await agent.run_async("Hi", plugins=[exporter])
@@ -56,9 +54,7 @@ async def test_a_failed_run_is_kept_too(tmp_path: Path) -> None:
 def test_no_file_yet_is_no_traces_and_a_broken_line_is_named(tmp_path: Path) -> None:
     assert read_traces(tmp_path / "missing.jsonl") == []
     path = tmp_path / "runs.jsonl"
-    path.write_text(
-        '{"name": "run a", "kind": "run", "start": 1.0, "duration": 0.5, "children": []}\n\nnot json\n'
-    )
+    path.write_text('{"name": "run a", "kind": "run", "start": 1.0, "duration": 0.5, "children": []}\n\nnot json\n')
     with pytest.raises(AdkError) as caught:
         read_traces(path)
     assert caught.value.code == "invalid_trace_file" and "Line 3" in str(caught.value)
@@ -71,14 +67,8 @@ async def test_a_file_that_cannot_be_written_fails_the_run_that_succeeded(
     blocker.write_text("")
     agent = LlmAgent(name="weather", model=ScriptedModel(["Hi."]))
     with pytest.raises(OSError):
-        await agent.run_async(
-            "Hi", plugins=[JsonlTraceExporter(blocker / "runs.jsonl")]
-        )
+        await agent.run_async("Hi", plugins=[JsonlTraceExporter(blocker / "runs.jsonl")])
     # A run that failed keeps its own error, not the exporter's.
-    failing = LlmAgent(
-        name="weather", model=ScriptedModel([RuntimeError("model down")])
-    )
+    failing = LlmAgent(name="weather", model=ScriptedModel([RuntimeError("model down")]))
     with pytest.raises(RuntimeError, match="model down"):
-        await failing.run_async(
-            "Hi", plugins=[JsonlTraceExporter(blocker / "runs.jsonl")]
-        )
+        await failing.run_async("Hi", plugins=[JsonlTraceExporter(blocker / "runs.jsonl")])

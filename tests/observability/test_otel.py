@@ -43,9 +43,7 @@ def provider_with_memory() -> tuple[TracerProvider, InMemorySpanExporter]:
 
 
 def weather_agent() -> LlmAgent:
-    call = Content(
-        "model", [Part(function_call=FunctionCall("get_weather", {"city": "Atlantis"}))]
-    )
+    call = Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Atlantis"}))])
     script = [
         LlmResponse(call, usage=Usage(12, 3, 15)),
         LlmResponse(Content.model("No such city."), usage=Usage(20, 4, 24)),
@@ -68,9 +66,7 @@ def by_name(
 
 async def test_spans_have_genai_names_attributes_parentage_and_errors() -> None:
     provider, exporter = provider_with_memory()
-    result = await weather_agent().run_async(
-        "Weather in Atlantis?", plugins=[OpenTelemetryPlugin(provider)]
-    )
+    result = await weather_agent().run_async("Weather in Atlantis?", plugins=[OpenTelemetryPlugin(provider)])
     spans = by_name(exporter.get_finished_spans())
     assert sorted(spans) == [
         "chat gpt-4o-mini",
@@ -83,15 +79,11 @@ async def test_spans_have_genai_names_attributes_parentage_and_errors() -> None:
     chats = sorted(spans["chat gpt-4o-mini"], key=lambda s: s.start_time or 0)
     (tool,) = spans["execute_tool get_weather"]
     # One trace; tool and chats under the agent, the agent under the run.
-    assert {s.context.trace_id for group in spans.values() for s in group} == {
-        run.context.trace_id
-    }
+    assert {s.context.trace_id for group in spans.values() for s in group} == {run.context.trace_id}
     assert run.parent is None
     assert agent.parent is not None and agent.parent.span_id == run.context.span_id
     for child in [*chats, tool]:
-        assert (
-            child.parent is not None and child.parent.span_id == agent.context.span_id
-        )
+        assert child.parent is not None and child.parent.span_id == agent.context.span_id
     assert agent.attributes["gen_ai.operation.name"] == "invoke_agent"
     assert agent.attributes["gen_ai.agent.name"] == "weather"
     assert run.attributes["gen_ai.conversation.id"] == result.session_id
@@ -116,22 +108,13 @@ async def test_spans_have_genai_names_attributes_parentage_and_errors() -> None:
         tool.attributes["gen_ai.tool.call.id"],
     ) == ("get_weather", call_id)
     assert tool.attributes["error.type"] == "LookupError"
-    assert tool.status.status_code is StatusCode.ERROR and "no such city" in (
-        tool.status.description or ""
-    )
-    assert (
-        agent.status.status_code is not StatusCode.ERROR
-    )  # the model heard the error and answered
+    assert tool.status.status_code is StatusCode.ERROR and "no such city" in (tool.status.description or "")
+    assert agent.status.status_code is not StatusCode.ERROR  # the model heard the error and answered
     # Times are the run's own, nested.
-    assert (
-        run.start_time <= agent.start_time <= tool.start_time
-        and tool.end_time <= agent.end_time <= run.end_time
-    )
+    assert run.start_time <= agent.start_time <= tool.start_time and tool.end_time <= agent.end_time <= run.end_time
     # No message contents unless asked for.
     assert not any(
-        key.startswith(
-            ("gen_ai.tool.call.arg", "gen_ai.tool.call.res", "gen_ai.output")
-        )
+        key.startswith(("gen_ai.tool.call.arg", "gen_ai.tool.call.res", "gen_ai.output"))
         for group in spans.values()
         for s in group
         for key in s.attributes
@@ -146,9 +129,7 @@ async def test_contents_are_recorded_only_when_the_user_opts_in() -> None:
     )
     spans = by_name(exporter.get_finished_spans())
     (tool,) = spans["execute_tool get_weather"]
-    assert json.loads(str(tool.attributes["gen_ai.tool.call.arguments"])) == {
-        "city": "Atlantis"
-    }
+    assert json.loads(str(tool.attributes["gen_ai.tool.call.arguments"])) == {"city": "Atlantis"}
     assert "no such city" in str(tool.attributes["gen_ai.tool.call.result"])
     answers = [
         str(s.attributes["gen_ai.output.messages"])
@@ -159,9 +140,7 @@ async def test_contents_are_recorded_only_when_the_user_opts_in() -> None:
 
 async def test_a_failed_run_is_exported_with_its_error() -> None:
     provider, exporter = provider_with_memory()
-    agent = LlmAgent(
-        name="weather", model=ScriptedModel([TimeoutError("model took too long")])
-    )
+    agent = LlmAgent(name="weather", model=ScriptedModel([TimeoutError("model took too long")]))
     try:
         await agent.run_async("Hi", plugins=[OpenTelemetryPlugin(provider)])
     except TimeoutError:
@@ -169,17 +148,12 @@ async def test_a_failed_run_is_exported_with_its_error() -> None:
     spans = by_name(exporter.get_finished_spans())
     for name in ("run weather", "invoke_agent weather", "chat scripted"):
         (span,) = spans[name]
-        assert (
-            span.attributes["error.type"] == "TimeoutError"
-            and span.status.status_code is StatusCode.ERROR
-        )
+        assert span.attributes["error.type"] == "TimeoutError" and span.status.status_code is StatusCode.ERROR
 
 
 async def test_an_agent_tool_nests_its_agent_under_the_call() -> None:
     provider, exporter = provider_with_memory()
-    helper = LlmAgent(
-        name="helper", model=ScriptedModel(["42."]), description="Knows numbers."
-    )
+    helper = LlmAgent(name="helper", model=ScriptedModel(["42."]), description="Knows numbers.")
     lead = LlmAgent(
         name="lead",
         model=ScriptedModel([FunctionCall("helper", {"request": "?"}), "42."]),
@@ -193,34 +167,19 @@ async def test_an_agent_tool_nests_its_agent_under_the_call() -> None:
 
 
 async def test_otlp_http_export_reaches_a_receiver_as_protobuf() -> None:
-    ok = Reply(
-        200, b"", headers={"Content-Type": "application/x-protobuf"}
-    )  # an empty ExportTraceServiceResponse
-    with LoopbackServer(
-        [ok] * 8
-    ) as receiver:  # one POST per span with a SimpleSpanProcessor
+    ok = Reply(200, b"", headers={"Content-Type": "application/x-protobuf"})  # an empty ExportTraceServiceResponse
+    with LoopbackServer([ok] * 8) as receiver:  # one POST per span with a SimpleSpanProcessor
         provider = TracerProvider()
-        provider.add_span_processor(
-            SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces"))
-        )
-        await weather_agent().run_async(
-            "Weather in Atlantis?", plugins=[OpenTelemetryPlugin(provider)]
-        )
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces")))
+        await weather_agent().run_async("Weather in Atlantis?", plugins=[OpenTelemetryPlugin(provider)])
         provider.shutdown()
     posts = [r for r in receiver.requests if r.path == "/v1/traces"]
-    assert posts and all(
-        r.headers["content-type"] == "application/x-protobuf" for r in posts
-    )
+    assert posts and all(r.headers["content-type"] == "application/x-protobuf" for r in posts)
     spans = []
     for post in posts:
         request = ExportTraceServiceRequest()
         request.ParseFromString(post.body)
-        spans += [
-            s
-            for rs in request.resource_spans
-            for ss in rs.scope_spans
-            for s in ss.spans
-        ]
+        spans += [s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
     named = {s.name: s for s in spans}
     assert set(named) == {
         "run weather",

@@ -46,16 +46,10 @@ class Recorder(Plugin):
     async def before_model_callback(self, ctx: CallbackContext, request: Any) -> None:
         self.log.append((self.name, "before_model", request.model))
 
-    async def after_model_callback(
-        self, ctx: CallbackContext, response: LlmResponse
-    ) -> None:
-        self.log.append(
-            (self.name, "after_model", response.content.parts[0].text or "call")
-        )
+    async def after_model_callback(self, ctx: CallbackContext, response: LlmResponse) -> None:
+        self.log.append((self.name, "after_model", response.content.parts[0].text or "call"))
 
-    async def before_tool_callback(
-        self, ctx: ToolContext, tool: Any, args: dict[str, Any]
-    ) -> None:
+    async def before_tool_callback(self, ctx: ToolContext, tool: Any, args: dict[str, Any]) -> None:
         self.log.append((self.name, "before_tool", tool.name, args["city"]))
 
     async def after_tool_callback(
@@ -65,13 +59,9 @@ class Recorder(Plugin):
         args: dict[str, Any],
         response: dict[str, Any],
     ) -> None:
-        self.log.append(
-            (self.name, "after_tool", tool.name, str(ctx.tool_outcome.success))
-        )
+        self.log.append((self.name, "after_tool", tool.name, str(ctx.tool_outcome.success)))
 
-    async def on_tool_error(
-        self, ctx: ToolContext, tool: Any, args: dict[str, Any], error: BaseException
-    ) -> None:
+    async def on_tool_error(self, ctx: ToolContext, tool: Any, args: dict[str, Any], error: BaseException) -> None:
         self.log.append((self.name, "on_tool_error", tool.name, str(error)))
 
     async def after_run_callback(self, ctx: Any) -> None:
@@ -109,13 +99,9 @@ def weather_agent(log: list[tuple[str, ...]], script: list[Any]) -> LlmAgent:
     )
 
 
-async def test_every_hook_runs_plugins_first_in_list_order_then_the_agents_own() -> (
-    None
-):
+async def test_every_hook_runs_plugins_first_in_list_order_then_the_agents_own() -> None:
     log: list[tuple[str, ...]] = []
-    agent = weather_agent(
-        log, [FunctionCall("get_weather", {"city": "Atlantis"}), "No such city."]
-    )
+    agent = weather_agent(log, [FunctionCall("get_weather", {"city": "Atlantis"}), "No such city."])
     result = await agent.run_async(
         "Weather in Atlantis?",
         plugins=[Recorder("first", log), Recorder("second", log)],
@@ -164,16 +150,12 @@ async def test_every_hook_runs_plugins_first_in_list_order_then_the_agents_own()
 
 
 class CachedAnswer(Plugin):
-    async def before_model_callback(
-        self, ctx: CallbackContext, request: Any
-    ) -> LlmResponse:
+    async def before_model_callback(self, ctx: CallbackContext, request: Any) -> LlmResponse:
         return LlmResponse(Content.model("From the cache."))
 
 
 class Refuse(Plugin):
-    async def before_tool_callback(
-        self, ctx: ToolContext, tool: Any, args: dict[str, Any]
-    ) -> dict[str, Any]:
+    async def before_tool_callback(self, ctx: ToolContext, tool: Any, args: dict[str, Any]) -> dict[str, Any]:
         return {"refused": tool.name}
 
 
@@ -190,9 +172,7 @@ class Fallback(Plugin):
 
 
 class Rewrite(Plugin):
-    async def after_model_callback(
-        self, ctx: CallbackContext, response: LlmResponse
-    ) -> LlmResponse:
+    async def after_model_callback(self, ctx: CallbackContext, response: LlmResponse) -> LlmResponse:
         return LlmResponse(Content.model("Rewritten."))
 
 
@@ -207,15 +187,11 @@ class Redact(Plugin):
         return {"redacted": True}
 
 
-async def test_a_plugin_that_answers_for_the_model_skips_later_plugins_the_callbacks_and_the_model() -> (
-    None
-):
+async def test_a_plugin_that_answers_for_the_model_skips_later_plugins_the_callbacks_and_the_model() -> None:
     log: list[tuple[str, ...]] = []
     model = ScriptedModel(["never asked"])
     agent = LlmAgent(name="weather", model=model, **own_callbacks(log))
-    result = await agent.run_async(
-        "Hi", plugins=[CachedAnswer(), Recorder("later", log)]
-    )
+    result = await agent.run_async("Hi", plugins=[CachedAnswer(), Recorder("later", log)])
     assert result.text == "From the cache."
     assert model.requests == []
     assert ("later", "before_model", "scripted") not in log and (
@@ -228,15 +204,9 @@ async def test_a_plugin_that_answers_for_the_model_skips_later_plugins_the_callb
 
 async def test_a_plugin_that_answers_for_a_tool_keeps_it_from_running() -> None:
     log: list[tuple[str, ...]] = []
-    agent = weather_agent(
-        log, [FunctionCall("get_weather", {"city": "Atlantis"}), "Done."]
-    )
-    result = await agent.run_async(
-        "Weather?", plugins=[Refuse(), Recorder("later", log)]
-    )
-    response = next(
-        e for e in result.events if e.function_responses()
-    ).function_responses()[0]
+    agent = weather_agent(log, [FunctionCall("get_weather", {"city": "Atlantis"}), "Done."])
+    result = await agent.run_async("Weather?", plugins=[Refuse(), Recorder("later", log)])
+    response = next(e for e in result.events if e.function_responses()).function_responses()[0]
     assert response.response == {"refused": "get_weather"}
     assert ("agent", "before_tool") not in log and ("agent", "on_tool_error") not in log
     assert not any(entry[1] == "before_tool" for entry in log)
@@ -251,9 +221,7 @@ async def test_a_plugin_that_answers_for_the_agent_skips_it() -> None:
     assert model.requests == [] and ("agent", "before_agent") not in log
 
 
-async def test_fallback_rewrite_and_redact_replace_what_the_model_and_the_session_see() -> (
-    None
-):
+async def test_fallback_rewrite_and_redact_replace_what_the_model_and_the_session_see() -> None:
     log: list[tuple[str, ...]] = []
     agent = weather_agent(
         log,
@@ -272,12 +240,8 @@ async def test_fallback_rewrite_and_redact_replace_what_the_model_and_the_sessio
     ) not in log  # the plugin's fallback ended the chain
     agent = weather_agent(log, [FunctionCall("get_weather", {"city": "Oslo"}), "x"])
     result = await agent.run_async("Weather?", plugins=[Redact()])
-    assert [r.response for e in result.events for r in e.function_responses()] == [
-        {"redacted": True}
-    ]
-    result = await weather_agent(log, ["The model's words."]).run_async(
-        "Hi", plugins=[Rewrite()]
-    )
+    assert [r.response for e in result.events for r in e.function_responses()] == [{"redacted": True}]
+    result = await weather_agent(log, ["The model's words."]).run_async("Hi", plugins=[Rewrite()])
     assert result.text == "Rewritten."
 
 
@@ -295,9 +259,7 @@ async def test_runner_plugins_apply_to_every_run() -> None:
             content=text,
             run_config=RunConfig(auto_create_session=True),
         )
-    assert [entry for entry in log if entry[1] == "after_run"] == [
-        ("p", "after_run", "run")
-    ] * 2
+    assert [entry for entry in log if entry[1] == "after_run"] == [("p", "after_run", "run")] * 2
 
 
 def test_something_that_is_not_a_plugin_is_a_clear_error() -> None:
@@ -311,9 +273,7 @@ class SkipWriter(Plugin):
         return "The writer is away." if ctx.agent_name == "writer" else None
 
 
-async def test_plugins_see_every_agent_of_a_workflow_and_may_answer_for_one_child() -> (
-    None
-):
+async def test_plugins_see_every_agent_of_a_workflow_and_may_answer_for_one_child() -> None:
     log: list[tuple[str, ...]] = []
     research = LlmAgent(name="research", model=ScriptedModel(["Facts."]))
     writer_model = ScriptedModel(["never asked"])

@@ -50,9 +50,7 @@ def test_a_run_has_a_finished_root_span_with_its_ids() -> None:
 def test_the_json_form_reads_back_equal() -> None:
     tree = Span(name="run a", kind="run", start=100.0, duration=2.0, agent="a")
     agent = tree.child("invoke_agent a", "agent", agent="a")
-    agent.child(
-        "chat m", "model", model="openai:m", input_tokens=3, output_tokens=4, cost=0.5
-    )
+    agent.child("chat m", "model", model="openai:m", input_tokens=3, output_tokens=4, cost=0.5)
     agent.child(
         "execute_tool t",
         "tool",
@@ -70,16 +68,12 @@ def test_the_json_form_reads_back_equal() -> None:
 
 
 def usage_answer(text: str, tokens_in: int, tokens_out: int) -> LlmResponse:
-    return LlmResponse(
-        Content.model(text), usage=Usage(tokens_in, tokens_out, tokens_in + tokens_out)
-    )
+    return LlmResponse(Content.model(text), usage=Usage(tokens_in, tokens_out, tokens_in + tokens_out))
 
 
 def usage_call(name: str, args: dict, tokens_in: int, tokens_out: int) -> LlmResponse:
     content = Content("model", [Part(function_call=FunctionCall(name, args))])
-    return LlmResponse(
-        content, usage=Usage(tokens_in, tokens_out, tokens_in + tokens_out)
-    )
+    return LlmResponse(content, usage=Usage(tokens_in, tokens_out, tokens_in + tokens_out))
 
 
 def shape(span: Span, depth: int = 0) -> list[str]:
@@ -95,9 +89,7 @@ def failing(city: str) -> dict:
     raise ConnectionError(f"no network for {city}")
 
 
-async def test_model_and_tool_spans_carry_tokens_ids_and_errors_in_the_order_they_ran() -> (
-    None
-):
+async def test_model_and_tool_spans_carry_tokens_ids_and_errors_in_the_order_they_ran() -> None:
     model = ScriptedModel(
         [
             usage_call("failing", {"city": "Oslo"}, 10, 2),
@@ -131,9 +123,7 @@ async def test_model_and_tool_spans_carry_tokens_ids_and_errors_in_the_order_the
         "ConnectionError",
         "ConnectionError: no network for Oslo",
     )
-    assert tools[1].error_type == "unknown_tool" and "Unknown tool 'nowhere'" in (
-        tools[1].error_message or ""
-    )
+    assert tools[1].error_type == "unknown_tool" and "Unknown tool 'nowhere'" in (tools[1].error_message or "")
     agent_span = root.children[0]
     assert (agent_span.input_tokens, agent_span.output_tokens) == (
         40,
@@ -167,9 +157,7 @@ async def test_a_model_failure_marks_the_model_agent_and_run_spans() -> None:
             pass
     failed = [s for s in stream.trace.walk() if s.failed]
     assert [s.kind for s in failed] == ["run", "agent", "model"]
-    assert {(s.error_type, s.error_message) for s in failed} == {
-        ("ConnectionResetError", "peer went away")
-    }
+    assert {(s.error_type, s.error_message) for s in failed} == {("ConnectionResetError", "peer went away")}
     assert all(s.duration is not None for s in stream.trace.walk())
 
 
@@ -182,16 +170,12 @@ async def test_prices_turn_tokens_into_cost_per_model_call_and_in_total() -> Non
         name="gpt-4o-mini",
     )
     agent = LlmAgent(name="weather", model=model, tools=[get_weather])
-    prices = {
-        "gpt-4o-mini": ModelPrice(input_per_million=0.15, output_per_million=0.60)
-    }
+    prices = {"gpt-4o-mini": ModelPrice(input_per_million=0.15, output_per_million=0.60)}
     result = await agent.run_async("Weather?", prices=prices)
     root = result.trace
     assert root is not None
     assert [s.cost for s in root.find("model")] == pytest.approx([0.00027, 0.00051])
-    assert root.cost == pytest.approx(0.00078) and root.children[
-        0
-    ].cost == pytest.approx(0.00078)
+    assert root.cost == pytest.approx(0.00078) and root.children[0].cost == pytest.approx(0.00078)
     unpriced = LlmAgent(
         name="weather",
         model=ScriptedModel([usage_answer("Sunny.", 3_000, 100)], name="gpt-4o-mini"),
@@ -200,14 +184,10 @@ async def test_prices_turn_tokens_into_cost_per_model_call_and_in_total() -> Non
 
 
 async def test_sub_agents_and_agent_tools_nest_under_their_parent_and_call() -> None:
-    helper = LlmAgent(
-        name="helper", model=ScriptedModel(["42."]), description="Knows numbers."
-    )
+    helper = LlmAgent(name="helper", model=ScriptedModel(["42."]), description="Knows numbers.")
     lead = LlmAgent(
         name="lead",
-        model=ScriptedModel(
-            [FunctionCall("helper", {"request": "the answer?"}), "It is 42."]
-        ),
+        model=ScriptedModel([FunctionCall("helper", {"request": "the answer?"}), "It is 42."]),
         tools=[AgentTool(helper)],
     )
     writer = LlmAgent(name="writer", model=ScriptedModel(["Written."]))
@@ -255,7 +235,4 @@ async def test_a_cancelled_run_ends_its_open_spans_as_cancelled() -> None:
         await task
     root = stream.trace
     assert all(s.duration is not None for s in root.walk())
-    assert (
-        root.error_type == "CancelledError"
-        and root.find("agent")[0].error_type == "CancelledError"
-    )
+    assert root.error_type == "CancelledError" and root.find("agent")[0].error_type == "CancelledError"

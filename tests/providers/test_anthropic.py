@@ -79,8 +79,14 @@ def stream(*events: dict[str, Any] | str, **kwargs: Any) -> Reply:
 
 
 def start(input_tokens: int = 25) -> dict[str, Any]:
-    return {"type": "message_start", "message": {**message(usage={"input_tokens": input_tokens, "output_tokens": 1}),
-                                                 "content": [], "stop_reason": None}}
+    return {
+        "type": "message_start",
+        "message": {
+            **message(usage={"input_tokens": input_tokens, "output_tokens": 1}),
+            "content": [],
+            "stop_reason": None,
+        },
+    }
 
 
 def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
@@ -93,18 +99,26 @@ def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
 
 def tool_block(index: int, call_id: str, name: str, *json_pieces: str) -> list[dict[str, Any]]:
     return [
-        {"type": "content_block_start", "index": index,
-         "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}},
-        *({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}}
-          for p in json_pieces),
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+        },
+        *(
+            {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}}
+            for p in json_pieces
+        ),
         {"type": "content_block_stop", "index": index},
     ]
 
 
 def end(stop: str = "end_turn", output_tokens: int = 15) -> list[dict[str, Any]]:
     return [
-        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-         "usage": {"output_tokens": output_tokens}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        },
         {"type": "message_stop"},
     ]
 
@@ -135,16 +149,22 @@ async def test_request_shape_headers_path_and_body(server: LoopbackServer) -> No
         system_instruction="You are terse.",
         contents=[
             Content.user("Weather in Tokyo and Paris?"),
-            Content("model", [
-                Part(text="Checking."),
-                Part(text="(private reasoning)", thought=True),
-                Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"}, "toolu_1")),
-                Part(function_call=FunctionCall("get_weather", {"city": "Paris"}, "toolu_2")),
-            ]),
-            Content("tool", [
-                Part(function_response=FunctionResponse("get_weather", {"temp": 21}, "toolu_1")),
-                Part(function_response=FunctionResponse("get_weather", {"error": "Paris is closed"}, "toolu_2")),
-            ]),
+            Content(
+                "model",
+                [
+                    Part(text="Checking."),
+                    Part(text="(private reasoning)", thought=True),
+                    Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"}, "toolu_1")),
+                    Part(function_call=FunctionCall("get_weather", {"city": "Paris"}, "toolu_2")),
+                ],
+            ),
+            Content(
+                "tool",
+                [
+                    Part(function_response=FunctionResponse("get_weather", {"temp": 21}, "toolu_1")),
+                    Part(function_response=FunctionResponse("get_weather", {"error": "Paris is closed"}, "toolu_2")),
+                ],
+            ),
             Content.user("And in °F?"),  # a second user message in a row: merged after the results
         ],
         tools=[get_weather.declaration()],
@@ -167,24 +187,39 @@ async def test_request_shape_headers_path_and_body(server: LoopbackServer) -> No
     assert "stream" not in body and "output_config" not in body
     assert body["messages"] == [
         {"role": "user", "content": [text("Weather in Tokyo and Paris?")]},
-        {"role": "assistant", "content": [
-            text("Checking."),
-            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Tokyo"}},
-            {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Paris"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [text('{"temp": 21}')]},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": [text('{"error": "Paris is closed"}')],
-             "is_error": True},
-            text("And in °F?"),
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                text("Checking."),
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Tokyo"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Paris"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [text('{"temp": 21}')]},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_2",
+                    "content": [text('{"error": "Paris is closed"}')],
+                    "is_error": True,
+                },
+                text("And in °F?"),
+            ],
+        },
     ]
-    assert body["tools"] == [{
-        "name": "get_weather",
-        "description": "Get the current weather for a city.",
-        "input_schema": get_weather.declaration().parameters,
-    }]
-    assert body["tools"][0]["input_schema"]["properties"]["city"] == {"type": "string", "description": "The city to look up."}
+    assert body["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "Get the current weather for a city.",
+            "input_schema": get_weather.declaration().parameters,
+        }
+    ]
+    assert body["tools"][0]["input_schema"]["properties"]["city"] == {
+        "type": "string",
+        "description": "The city to look up.",
+    }
     assert response.content.text == "ok"
 
 
@@ -196,7 +231,11 @@ async def test_max_output_tokens_and_environment_key(server: LoopbackServer, mon
     await generate(model, ask(config=GenerateContentConfig(max_output_tokens=50)))
     first, second = server.requests
     assert first.headers["x-api-key"] == "env-anthropic-key"
-    assert (first.json()["model"], first.json()["max_tokens"], second.json()["max_tokens"]) == ("claude-haiku-4-5", 1000, 50)
+    assert (first.json()["model"], first.json()["max_tokens"], second.json()["max_tokens"]) == (
+        "claude-haiku-4-5",
+        1000,
+        50,
+    )
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(AdkError) as caught:
@@ -218,13 +257,15 @@ async def test_plain_text(server: LoopbackServer) -> None:
 
 
 async def test_streamed_text(server: LoopbackServer) -> None:
-    server.script.append(stream(
-        start(input_tokens=25),
-        {"type": "ping"},
-        *text_block(0, "The weather ", "in Tokyo ", "is sunny."),
-        *end(output_tokens=12),
-        chunk_delay=0.01,
-    ))
+    server.script.append(
+        stream(
+            start(input_tokens=25),
+            {"type": "ping"},
+            *text_block(0, "The weather ", "in Tokyo ", "is sunny."),
+            *end(output_tokens=12),
+            chunk_delay=0.01,
+        )
+    )
     responses = await generate(make_model(server), ask(), stream=True)
 
     assert server.requests[0].json()["stream"] is True
@@ -237,12 +278,14 @@ async def test_streamed_text(server: LoopbackServer) -> None:
 
 
 async def test_one_tool_call_streamed(server: LoopbackServer) -> None:
-    server.script.append(stream(
-        start(),
-        *text_block(0, "Let me check."),
-        *tool_block(1, "toolu_01A", "get_weather", "", '{"ci', 'ty": "Pa', 'ris"}'),
-        *end("tool_use"),
-    ))
+    server.script.append(
+        stream(
+            start(),
+            *text_block(0, "Let me check."),
+            *tool_block(1, "toolu_01A", "get_weather", "", '{"ci', 'ty": "Pa', 'ris"}'),
+            *end("tool_use"),
+        )
+    )
     *partials, final = await generate(make_model(server), ask(tools=[get_weather.declaration()]), stream=True)
     assert [p.content.text for p in partials] == ["Let me check."]
     assert final.content.text == "Let me check."
@@ -252,14 +295,20 @@ async def test_one_tool_call_streamed(server: LoopbackServer) -> None:
 
 
 async def test_parallel_tool_calls(server: LoopbackServer) -> None:
-    server.script.append(Reply(200, message(
-        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
-        {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Rome"}},
-        stop="tool_use",
-    )))
+    server.script.append(
+        Reply(
+            200,
+            message(
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Rome"}},
+                stop="tool_use",
+            ),
+        )
+    )
     [response] = await generate(make_model(server), ask(tools=[get_weather.declaration()]))
     assert [(c.id, c.args) for c in response.content.function_calls()] == [
-        ("toolu_1", {"city": "Paris"}), ("toolu_2", {"city": "Rome"})
+        ("toolu_1", {"city": "Paris"}),
+        ("toolu_2", {"city": "Rome"}),
     ]
     assert response.finish_reason == "tool_calls"
 
@@ -284,38 +333,59 @@ async def test_agent_loop_through_the_public_api(server: LoopbackServer) -> None
     assert re.fullmatch(r"adk-[A-Za-z0-9_-]+", call_id), call_id  # what Anthropic's tool_use ids allow
     assert second["messages"] == [
         {"role": "user", "content": [text("Weather in Tokyo?")]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "get_weather",
-                                           "input": {"city": "Tokyo"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
-                                      "content": [text('{"city": "Tokyo", "condition": "sunny"}')]}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": call_id, "name": "get_weather", "input": {"city": "Tokyo"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": [text('{"city": "Tokyo", "condition": "sunny"}')],
+                }
+            ],
+        },
     ]
     assert result.usage.output_tokens == 30
 
 
 async def test_multimodal_tool_result(server: LoopbackServer) -> None:
     server.script.append(Reply(200, message(text("A chart, a report and a photo."))))
-    response = FunctionResponse("render", {"status": "ok"}, "toolu_5", parts=[
-        Part.from_bytes("image/png", PNG),
-        Part.from_bytes("application/pdf", PDF),
-        Part.from_uri("image/jpeg", "https://example.com/photo.jpg"),
-        Part.from_uri("application/pdf", "https://example.com/report.pdf"),
-        Part.from_uri("video/mp4", "gs://bucket/clip.mp4"),
-    ])
-    request = LlmRequest(contents=[
-        Content.user("Render it."),
-        Content("model", [Part(function_call=FunctionCall("render", {}, "toolu_5"))]),
-        Content("tool", [Part(function_response=response)]),
-    ])
+    response = FunctionResponse(
+        "render",
+        {"status": "ok"},
+        "toolu_5",
+        parts=[
+            Part.from_bytes("image/png", PNG),
+            Part.from_bytes("application/pdf", PDF),
+            Part.from_uri("image/jpeg", "https://example.com/photo.jpg"),
+            Part.from_uri("application/pdf", "https://example.com/report.pdf"),
+            Part.from_uri("video/mp4", "gs://bucket/clip.mp4"),
+        ],
+    )
+    request = LlmRequest(
+        contents=[
+            Content.user("Render it."),
+            Content("model", [Part(function_call=FunctionCall("render", {}, "toolu_5"))]),
+            Content("tool", [Part(function_response=response)]),
+        ]
+    )
     await generate(make_model(server), request)
     [result] = server.requests[0].json()["messages"][2]["content"]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_5"
     # Everything the tool returned sits INSIDE the tool_result's content list.
     json_text, image, pdf, photo, report, clip = result["content"]
     assert json_text == text('{"status": "ok"}')
-    assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                 "data": base64.b64encode(PNG).decode()}}
-    assert pdf == {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
-                                                  "data": base64.b64encode(PDF).decode()}}
+    assert image == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
+    }
+    assert pdf == {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": base64.b64encode(PDF).decode()},
+    }
     assert photo == {"type": "image", "source": {"type": "url", "url": "https://example.com/photo.jpg"}}
     assert report == {"type": "document", "source": {"type": "url", "url": "https://example.com/report.pdf"}}
     assert clip["type"] == "text" and "gs://bucket/clip.mp4" in clip["text"]  # said, not silently dropped
@@ -336,11 +406,19 @@ async def test_tool_returning_an_image_through_the_agent(server: LoopbackServer)
     call_id = server.requests[1].json()["messages"][1]["content"][0]["id"]
     assert server.requests[1].json()["messages"][2] == {
         "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": call_id, "content": [
-            text('{"title": "Q4"}'),
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": base64.b64encode(PNG).decode()}},
-        ]}],
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": [
+                    text('{"title": "Q4"}'),
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
+                    },
+                ],
+            }
+        ],
     }
 
 
@@ -373,8 +451,11 @@ async def test_output_schema(server: LoopbackServer) -> None:
 # -- failures -----------------------------------------------------------------------------------
 async def test_429_then_success(server: LoopbackServer) -> None:
     server.script += [
-        Reply(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited."}},
-              headers={"retry-after": "0"}),
+        Reply(
+            429,
+            {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited."}},
+            headers={"retry-after": "0"},
+        ),
         stream(start(), *text_block(0, "made it"), *end()),
     ]
     *_, final = await generate(make_model(server), ask(), stream=True)

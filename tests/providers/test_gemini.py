@@ -113,7 +113,9 @@ async def test_request_shape_headers_path_and_body(server: LoopbackServer) -> No
             Content("tool", [Part(function_response=FunctionResponse("get_weather", {"temp": 3}, "gemini-call-7"))]),
         ],
         tools=[get_weather.declaration(), FunctionDeclaration("order", "Place an order.", raw_schema)],
-        config=GenerateContentConfig(temperature=0.2, top_p=0.9, top_k=40, max_output_tokens=256, stop_sequences=["END"]),
+        config=GenerateContentConfig(
+            temperature=0.2, top_p=0.9, top_k=40, max_output_tokens=256, stop_sequences=["END"]
+        ),
     )
     model = make_model(server)
     [response] = await generate(model, request)
@@ -132,8 +134,14 @@ async def test_request_shape_headers_path_and_body(server: LoopbackServer) -> No
         {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Tokyo"}}}]},
         {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"temp": 21}}}]},
         {"role": "model", "parts": [{"text": "21 degrees."}]},  # thoughts are not sent back
-        {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}, "id": "gemini-call-7"}}]},
-        {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"temp": 3}, "id": "gemini-call-7"}}]},
+        {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}, "id": "gemini-call-7"}}],
+        },
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get_weather", "response": {"temp": 3}, "id": "gemini-call-7"}}],
+        },
     ]
     [tools] = body["tools"]
     weather, order = tools["functionDeclarations"]
@@ -144,7 +152,12 @@ async def test_request_shape_headers_path_and_body(server: LoopbackServer) -> No
             "type": "object",
             "properties": {
                 "city": {"type": "string", "description": "The city to look up."},
-                "unit": {"type": "string", "nullable": True, "default": None, "description": '"celsius" or "fahrenheit".'},
+                "unit": {
+                    "type": "string",
+                    "nullable": True,
+                    "default": None,
+                    "description": '"celsius" or "fahrenheit".',
+                },
             },
             "required": ["city"],
         },
@@ -214,8 +227,15 @@ async def test_streamed_text(server: LoopbackServer) -> None:
         stream_reply(
             answer({"text": "The weather "}, finish="", usage={"promptTokenCount": 9}),
             answer({"text": "in Tokyo "}, finish=""),
-            answer({"text": "is sunny."}, usage={"promptTokenCount": 9, "candidatesTokenCount": 7,
-                                                 "thoughtsTokenCount": 3, "totalTokenCount": 19}),
+            answer(
+                {"text": "is sunny."},
+                usage={
+                    "promptTokenCount": 9,
+                    "candidatesTokenCount": 7,
+                    "thoughtsTokenCount": 3,
+                    "totalTokenCount": 19,
+                },
+            ),
             chunk_delay=0.01,
         )
     )
@@ -279,8 +299,12 @@ async def test_agent_loop_through_the_public_api(server: LoopbackServer) -> None
     assert first["contents"] == [{"role": "user", "parts": [{"text": "Weather in Tokyo?"}]}]
     assert second["contents"][1:] == [
         {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Tokyo"}}}]},
-        {"role": "user", "parts": [{"functionResponse": {"name": "get_weather",
-                                                          "response": {"city": "Tokyo", "condition": "sunny"}}}]},
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "get_weather", "response": {"city": "Tokyo", "condition": "sunny"}}}
+            ],
+        },
     ]
     assert result.usage.total_tokens == 34
 
@@ -299,11 +323,13 @@ async def test_thought_signatures_are_sent_back(server: LoopbackServer) -> None:
 
     # A call Gemini never signed (history from another model) gets the documented placeholder.
     server.script.append(Reply(200, answer({"text": "ok"})))
-    request = LlmRequest(contents=[
-        Content.user("Weather?"),
-        Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Oslo"}, "adk-1"))]),
-        Content("tool", [Part(function_response=FunctionResponse("get_weather", {"temp": 3}, "adk-1"))]),
-    ])
+    request = LlmRequest(
+        contents=[
+            Content.user("Weather?"),
+            Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Oslo"}, "adk-1"))]),
+            Content("tool", [Part(function_response=FunctionResponse("get_weather", {"temp": 3}, "adk-1"))]),
+        ]
+    )
     await generate(make_model(server, "gemini-3-flash-preview"), request)
     call_part = server.requests[2].json()["contents"][1]["parts"][0]
     assert call_part["thoughtSignature"] == "skip_thought_signature_validator"
@@ -317,27 +343,31 @@ async def test_multimodal_function_response(server: LoopbackServer) -> None:
         "call-9",
         parts=[Part.from_bytes("image/png", PNG), Part.from_uri("application/pdf", "gs://bucket/report.pdf")],
     )
-    request = LlmRequest(contents=[
-        Content.user("Draw it."),
-        Content("model", [Part(function_call=FunctionCall("render", {}, "call-9"))]),
-        Content("tool", [Part(function_response=response)]),
-    ])
+    request = LlmRequest(
+        contents=[
+            Content.user("Draw it."),
+            Content("model", [Part(function_call=FunctionCall("render", {}, "call-9"))]),
+            Content("tool", [Part(function_response=response)]),
+        ]
+    )
     await generate(make_model(server), request)
     tool_turn = server.requests[0].json()["contents"][2]
     # The media ride INSIDE the functionResponse, not as sibling parts.
     assert tool_turn == {
         "role": "user",
-        "parts": [{
-            "functionResponse": {
-                "name": "render",
-                "response": {"status": "ok"},
-                "id": "call-9",
-                "parts": [
-                    {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(PNG).decode()}},
-                    {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://bucket/report.pdf"}},
-                ],
+        "parts": [
+            {
+                "functionResponse": {
+                    "name": "render",
+                    "response": {"status": "ok"},
+                    "id": "call-9",
+                    "parts": [
+                        {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(PNG).decode()}},
+                        {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://bucket/report.pdf"}},
+                    ],
+                }
             }
-        }],
+        ],
     }
 
 
@@ -355,11 +385,15 @@ async def test_tool_returning_an_image_through_the_agent(server: LoopbackServer)
     assert result.text == "Here is the chart."
     assert server.requests[1].json()["contents"][2] == {
         "role": "user",
-        "parts": [{"functionResponse": {
-            "name": "render_chart",
-            "response": {"title": "Q4"},
-            "parts": [{"inlineData": {"mimeType": "image/png", "data": base64.b64encode(PNG).decode()}}],
-        }}],
+        "parts": [
+            {
+                "functionResponse": {
+                    "name": "render_chart",
+                    "response": {"title": "Q4"},
+                    "parts": [{"inlineData": {"mimeType": "image/png", "data": base64.b64encode(PNG).decode()}}],
+                }
+            }
+        ],
     }
 
 
@@ -400,8 +434,11 @@ async def test_output_schema(server: LoopbackServer) -> None:
 # -- failures -----------------------------------------------------------------------------------
 async def test_429_then_success(server: LoopbackServer) -> None:
     server.script += [
-        Reply(429, {"error": {"code": 429, "message": "Resource exhausted.", "status": "RESOURCE_EXHAUSTED"}},
-              headers={"Retry-After": "0"}),
+        Reply(
+            429,
+            {"error": {"code": 429, "message": "Resource exhausted.", "status": "RESOURCE_EXHAUSTED"}},
+            headers={"Retry-After": "0"},
+        ),
         Reply(200, answer({"text": "made it"})),
     ]
     [response] = await generate(make_model(server), ask())
@@ -477,8 +514,15 @@ async def test_blocked_prompt(server: LoopbackServer) -> None:
 
 
 async def test_blocked_answer(server: LoopbackServer) -> None:
-    blocked = {"candidates": [{"finishReason": "SAFETY", "index": 0, "safetyRatings": [
-        {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "HIGH"}]}]}
+    blocked = {
+        "candidates": [
+            {
+                "finishReason": "SAFETY",
+                "index": 0,
+                "safetyRatings": [{"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "HIGH"}],
+            }
+        ]
+    }
     server.script.append(Reply(200, blocked))
     with pytest.raises(AdkError) as caught:
         await generate(make_model(server), ask())

@@ -195,7 +195,7 @@ async def test_non_json_answer_is_a_clear_error() -> None:
 async def test_sse_parsing_follows_the_spec() -> None:
     body = [
         "\ufeff: a comment\r\n",
-        "event: message_start\r\ndata: {\"a\":\r\ndata:  1}\r\n\r\n",  # two data lines; one space stripped
+        'event: message_start\r\ndata: {"a":\r\ndata:  1}\r\n\r\n',  # two data lines; one space stripped
         "data:no-space\n\n",
         "id: 7\nretry: 100\n\n",  # no data: no event
         "data: x\rdata: y\r\r",  # bare CR line ends
@@ -278,7 +278,9 @@ async def test_stream_status_error_uses_the_body() -> None:
 
 
 async def test_closing_a_stream_early_releases_the_connection() -> None:
-    with LoopbackServer([Reply(200, sse(*[{"n": i} for i in range(50)]), headers=SSE_HEADERS), Reply(200, {"ok": 1})]) as server:
+    with LoopbackServer(
+        [Reply(200, sse(*[{"n": i} for i in range(50)]), headers=SSE_HEADERS), Reply(200, {"ok": 1})]
+    ) as server:
         t = transport(server.url)
         stream = t.stream_sse("/s", {})
         async for _ in stream:
@@ -344,7 +346,7 @@ def test_sse_decoder_is_independent_of_how_the_bytes_are_cut(size: int) -> None:
     """CRLF or CR split across reads, a UTF-8 character split across reads, blank-line runs."""
     from adk_notebook.models.http import SseDecoder
 
-    raw = "\ufeffdata: héllo 🌍\r\n\r\n\r\n: ping\r\rdata: a\rdata: b\r\revent: e\ndata: {\"x\": 1}\n\n\n\ndata: end".encode()
+    raw = '\ufeffdata: héllo 🌍\r\n\r\n\r\n: ping\r\rdata: a\rdata: b\r\revent: e\ndata: {"x": 1}\n\n\n\ndata: end'.encode()
     decoder = SseDecoder()
     events = []
     for i in range(0, len(raw), size):

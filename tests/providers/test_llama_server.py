@@ -63,10 +63,23 @@ def server_url(tmp_path_factory: pytest.TempPathFactory):
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
     command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(embedded_model_path()), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port),
-        "--chat_format", "chatml-function-calling", "--n_ctx", "2048", "--verbose", "False",
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(embedded_model_path()),
+        "--model_alias",
+        "smollm2",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--chat_format",
+        "chatml-function-calling",
+        "--n_ctx",
+        "2048",
+        "--verbose",
+        "False",
     ]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -102,8 +115,12 @@ def call_weather_first(ctx: Any, request: LlmRequest) -> None:
 
 async def test_streams_text_from_the_server(server_url: str) -> None:
     model = OpenAIModel("smollm2", base_url=server_url, provider_name="llama.cpp")
-    agent = LlmAgent(name="server_bot", model=model, instruction="You are a helpful assistant.",
-                     generate_content_config=GenerateContentConfig(max_output_tokens=32, temperature=0.2))
+    agent = LlmAgent(
+        name="server_bot",
+        model=model,
+        instruction="You are a helpful assistant.",
+        generate_content_config=GenerateContentConfig(max_output_tokens=32, temperature=0.2),
+    )
     try:
         result = await agent.run_async("Tell me a joke.")
     finally:
@@ -128,10 +145,15 @@ async def test_tool_call_through_the_agent_loop(server_url: str) -> None:
         return {"city": city, "condition": "sunny", "temperature_c": 22}
 
     model = OpenAIModel("smollm2", base_url=server_url, provider_name="llama.cpp")
-    agent = LlmAgent(name="weather_bot", model=model, tools=[get_weather], max_iterations=4,
-                     before_model_callback=call_weather_first,
-                     instruction="You are a helpful assistant. Use get_weather for weather questions.",
-                     generate_content_config=GenerateContentConfig(max_output_tokens=48, temperature=0.2))
+    agent = LlmAgent(
+        name="weather_bot",
+        model=model,
+        tools=[get_weather],
+        max_iterations=4,
+        before_model_callback=call_weather_first,
+        instruction="You are a helpful assistant. Use get_weather for weather questions.",
+        generate_content_config=GenerateContentConfig(max_output_tokens=48, temperature=0.2),
+    )
     try:
         result = await agent.run_async("Call get_weather for Tokyo: what's the weather in Tokyo?")
     finally:
@@ -150,11 +172,17 @@ async def test_tool_call_through_the_agent_loop(server_url: str) -> None:
 
 async def test_server_accepts_a_call_only_assistant_message(server_url: str) -> None:
     model = OpenAIModel("smollm2", base_url=server_url, provider_name="llama.cpp", retry=RetryPolicy(max_retries=0))
-    request = LlmRequest("smollm2", [
-        Content.user("Weather in Tokyo?"),
-        Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"}, "call_1"))]),
-        Content("tool", [Part(function_response=FunctionResponse("get_weather", {"condition": "sunny"}, "call_1"))]),
-    ], config=GenerateContentConfig(max_output_tokens=4))
+    request = LlmRequest(
+        "smollm2",
+        [
+            Content.user("Weather in Tokyo?"),
+            Content("model", [Part(function_call=FunctionCall("get_weather", {"city": "Tokyo"}, "call_1"))]),
+            Content(
+                "tool", [Part(function_response=FunctionResponse("get_weather", {"condition": "sunny"}, "call_1"))]
+            ),
+        ],
+        config=GenerateContentConfig(max_output_tokens=4),
+    )
     try:
         responses = [r async for r in model.generate_content(request)]
     finally:

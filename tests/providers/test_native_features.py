@@ -68,28 +68,16 @@ def get_weather(city: str) -> dict:
 
 
 def thinking(budget: int | None = 2048, include: bool = True) -> GenerateContentConfig:
-    return GenerateContentConfig(
-        thinking=ThinkingConfig(budget_tokens=budget, include_thoughts=include)
-    )
+    return GenerateContentConfig(thinking=ThinkingConfig(budget_tokens=budget, include_thoughts=include))
 
 
 # -- Gemini ---------------------------------------------------------------------------------------
-def gemini(
-    server: LoopbackServer, model: str = "gemini-3-flash-preview"
-) -> GeminiModel:
-    return GeminiModel(
-        model, api_key="test-gemini-key", base_url=server.url, retry=FAST
-    )
+def gemini(server: LoopbackServer, model: str = "gemini-3-flash-preview") -> GeminiModel:
+    return GeminiModel(model, api_key="test-gemini-key", base_url=server.url, retry=FAST)
 
 
-def candidate(
-    *parts: dict[str, Any], finish: str | None = "STOP", **extra: Any
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "candidates": [
-            {"content": {"role": "model", "parts": list(parts)}, "index": 0, **extra}
-        ]
-    }
+def candidate(*parts: dict[str, Any], finish: str | None = "STOP", **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": list(parts)}, "index": 0, **extra}]}
     if finish:
         body["candidates"][0]["finishReason"] = finish
     return body
@@ -97,9 +85,7 @@ def candidate(
 
 GROUNDING = {
     "webSearchQueries": ["euro 2024 winner"],
-    "searchEntryPoint": {
-        "renderedContent": "<style>.container{}</style><div class='chip'>euro 2024</div>"
-    },
+    "searchEntryPoint": {"renderedContent": "<style>.container{}</style><div class='chip'>euro 2024</div>"},
     "groundingChunks": [
         {
             "web": {
@@ -172,15 +158,9 @@ async def test_gemini_declares_thinking_and_built_in_tools_beside_functions(
 
 async def test_gemini_thinking_off_and_model_decides() -> None:
     model = GeminiModel("gemini-2.5-flash", api_key="k", base_url="http://127.0.0.1:9")
-    off = model.build_body(
-        LlmRequest(contents=[Content.user("Hi")], config=thinking(0, include=False))
-    )
-    assert off["generationConfig"] == {
-        "thinkingConfig": {"thinkingBudget": 0, "includeThoughts": False}
-    }
-    dynamic = model.build_body(
-        LlmRequest(contents=[Content.user("Hi")], config=thinking(None))
-    )
+    off = model.build_body(LlmRequest(contents=[Content.user("Hi")], config=thinking(0, include=False)))
+    assert off["generationConfig"] == {"thinkingConfig": {"thinkingBudget": 0, "includeThoughts": False}}
+    dynamic = model.build_body(LlmRequest(contents=[Content.user("Hi")], config=thinking(None)))
     assert dynamic["generationConfig"] == {"thinkingConfig": {"includeThoughts": True}}
 
 
@@ -201,9 +181,7 @@ async def test_gemini_streams_thoughts_and_sends_signatures_back_on_the_next_tur
                     {"text": "The user wants the weather. ", "thought": True},
                     finish=None,
                 ),
-                candidate(
-                    {"text": "I should call get_weather.", "thought": True}, finish=None
-                ),
+                candidate({"text": "I should call get_weather.", "thought": True}, finish=None),
                 {
                     **candidate(
                         {
@@ -245,19 +223,14 @@ async def test_gemini_streams_thoughts_and_sends_signatures_back_on_the_next_tur
     result = await agent.run_async("Weather in Tokyo?")
 
     assert result.text == "Sunny in Tokyo."
-    streamed = [
-        (p.text, p.thought) for e in result.events if e.partial for p in e.content.parts
-    ]
+    streamed = [(p.text, p.thought) for e in result.events if e.partial for p in e.content.parts]
     assert streamed[:2] == [
         ("The user wants the weather. ", True),
         ("I should call get_weather.", True),
     ]
     first = next(e for e in result.events if not e.partial and e.function_calls())
     thought = first.content.parts[0]
-    assert (
-        thought.thought
-        and thought.text == "The user wants the weather. I should call get_weather."
-    )
+    assert thought.thought and thought.text == "The user wants the weather. I should call get_weather."
     assert first.content.text == ""  # thoughts are not the answer
     assert first.usage.thoughts_tokens == 120 and first.usage.output_tokens == 128
     assert result.usage.thoughts_tokens == 120
@@ -302,9 +275,7 @@ async def test_gemini_grounding_metadata_is_parsed(server: LoopbackServer) -> No
         Reply(
             200,
             candidate(
-                {
-                    "text": "Spain won Euro 2024, beating England 2-1. It was Spain's fourth title."
-                },
+                {"text": "Spain won Euro 2024, beating England 2-1. It was Spain's fourth title."},
                 groundingMetadata=GROUNDING,
             ),
         )
@@ -370,10 +341,7 @@ async def test_gemini_has_no_web_search_tool(server: LoopbackServer) -> None:
     agent = LlmAgent(name="helper", model=gemini(server), tools=[WebSearch()])
     with pytest.raises(AdkError) as caught:
         await agent.run_async("Hi")
-    assert (
-        caught.value.code == "unsupported_builtin_tool"
-        and caught.value.category == "unsupported"
-    )
+    assert caught.value.code == "unsupported_builtin_tool" and caught.value.category == "unsupported"
     assert "WebSearch() is a built-in tool of AnthropicModel" in str(caught.value)
     assert server.requests == []  # refused while the request was built
 
@@ -400,9 +368,7 @@ def events(*items: dict[str, Any]) -> Reply:
     return Reply(200, sse(*items, event_names=[e["type"] for e in items]), headers=SSE)
 
 
-def block(
-    index: int, start: dict[str, Any], *deltas: dict[str, Any]
-) -> list[dict[str, Any]]:
+def block(index: int, start: dict[str, Any], *deltas: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"type": "content_block_start", "index": index, "content_block": start},
         *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
@@ -410,9 +376,7 @@ def block(
     ]
 
 
-def message_events(
-    *blocks: list[dict[str, Any]], stop: str = "end_turn"
-) -> list[dict[str, Any]]:
+def message_events(*blocks: list[dict[str, Any]], stop: str = "end_turn") -> list[dict[str, Any]]:
     start = {
         "type": "message_start",
         "message": {
@@ -436,35 +400,23 @@ def message_events(
 
 async def test_anthropic_thinking_settings() -> None:
     model = AnthropicModel(api_key="k", base_url="http://127.0.0.1:9")
-    body = model.build_body(
-        LlmRequest(contents=[Content.user("Hi")], config=thinking(2048))
-    )
+    body = model.build_body(LlmRequest(contents=[Content.user("Hi")], config=thinking(2048)))
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
-    assert (
-        body["max_tokens"] == 4096 + 2048
-    )  # the answer keeps its room above the budget
-    assert model.build_body(LlmRequest(config=thinking(None)))["thinking"] == {
-        "type": "adaptive"
-    }
+    assert body["max_tokens"] == 4096 + 2048  # the answer keeps its room above the budget
+    assert model.build_body(LlmRequest(config=thinking(None)))["thinking"] == {"type": "adaptive"}
     assert "thinking" not in model.build_body(LlmRequest(config=thinking(0)))
     for config, code in [
         (thinking(512), "invalid_thinking_budget"),
         (
-            GenerateContentConfig(
-                max_output_tokens=2000, thinking=ThinkingConfig(budget_tokens=2048)
-            ),
+            GenerateContentConfig(max_output_tokens=2000, thinking=ThinkingConfig(budget_tokens=2048)),
             "invalid_thinking_budget",
         ),
         (
-            GenerateContentConfig(
-                tool_choice="required", thinking=ThinkingConfig(budget_tokens=2048)
-            ),
+            GenerateContentConfig(tool_choice="required", thinking=ThinkingConfig(budget_tokens=2048)),
             "thinking_with_forced_tool",
         ),
         (
-            GenerateContentConfig(
-                temperature=0.2, thinking=ThinkingConfig(budget_tokens=2048)
-            ),
+            GenerateContentConfig(temperature=0.2, thinking=ThinkingConfig(budget_tokens=2048)),
             "thinking_with_sampling",
         ),
     ]:
@@ -530,9 +482,7 @@ async def test_anthropic_thinking_streams_and_its_signature_goes_back_unchanged(
     result = await agent.run_async("Weather in Tokyo?")
 
     assert result.text == "Sunny in Tokyo."
-    streamed = [
-        (p.text, p.thought) for e in result.events if e.partial for p in e.content.parts
-    ]
+    streamed = [(p.text, p.thought) for e in result.events if e.partial for p in e.content.parts]
     assert streamed[:2] == [
         ("The user asks about Tokyo. ", True),
         ("I will call get_weather.", True),
@@ -550,9 +500,7 @@ async def test_anthropic_thinking_streams_and_its_signature_goes_back_unchanged(
         },
         {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
     ]
-    assert assistant["content"][2]["type"] == "tool_use" and assistant["content"][2][
-        "input"
-    ] == {"city": "Tokyo"}
+    assert assistant["content"][2]["type"] == "tool_use" and assistant["content"][2]["input"] == {"city": "Tokyo"}
     assert second["messages"][2]["content"][0]["type"] == "tool_result"
 
 
@@ -675,9 +623,7 @@ async def test_anthropic_streamed_server_tool_query_and_citation_deltas(
     )
     agent = LlmAgent(name="searcher", model=claude(server), tools=[WebSearch()])
     result = await agent.run_async("Who was Claude Shannon?")
-    assert server.requests[0].json()["tools"] == [
-        {"type": "web_search_20250305", "name": "web_search"}
-    ]
+    assert server.requests[0].json()["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]
     assert result.events[-1].metadata["grounding"] == {
         "queries": ["claude shannon"],
         "sources": [{"uri": "https://example.org/a", "title": "A"}],
@@ -688,14 +634,9 @@ async def test_anthropic_streamed_server_tool_query_and_citation_deltas(
 async def test_anthropic_has_no_google_search() -> None:
     model = AnthropicModel(api_key="k", base_url="http://127.0.0.1:9")
     with pytest.raises(AdkError) as caught:
-        model.build_body(
-            LlmRequest(contents=[Content.user("Hi")], builtin_tools=[GoogleSearch()])
-        )
+        model.build_body(LlmRequest(contents=[Content.user("Hi")], builtin_tools=[GoogleSearch()]))
     assert caught.value.code == "unsupported_builtin_tool"
-    assert (
-        "GoogleSearch() is a built-in tool of GeminiModel; AnthropicModel has no such tool"
-        in str(caught.value)
-    )
+    assert "GoogleSearch() is a built-in tool of GeminiModel; AnthropicModel has no such tool" in str(caught.value)
 
 
 # -- OpenAI ---------------------------------------------------------------------------------------
@@ -703,13 +644,9 @@ async def test_anthropic_has_no_google_search() -> None:
     ("budget", "effort"),
     [(0, "minimal"), (1024, "low"), (8000, "medium"), (32000, "high"), (None, None)],
 )
-def test_openai_budget_becomes_reasoning_effort(
-    budget: int | None, effort: str | None
-) -> None:
+def test_openai_budget_becomes_reasoning_effort(budget: int | None, effort: str | None) -> None:
     model = OpenAIModel("o4-mini", api_key="k", base_url="http://127.0.0.1:9/v1")
-    body = model.build_body(
-        LlmRequest(contents=[Content.user("Hi")], config=thinking(budget))
-    )
+    body = model.build_body(LlmRequest(contents=[Content.user("Hi")], config=thinking(budget)))
     assert body.get("reasoning_effort") == effort
 
 
@@ -769,19 +706,14 @@ async def test_openai_reasoning_tokens_are_thought_tokens(
                 stream=stream,
             )
         ]
-        assert (
-            responses[-1].usage.thoughts_tokens == 256
-            and responses[-1].usage.output_tokens == 300
-        )
+        assert responses[-1].usage.thoughts_tokens == 256 and responses[-1].usage.output_tokens == 300
     assert [r.json()["reasoning_effort"] for r in server.requests] == ["high", "high"]
 
 
 def test_chat_completions_has_no_built_in_tools() -> None:
     model = OpenAIModel("gpt-4o-mini", api_key="k", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(AdkError) as caught:
-        model.build_body(
-            LlmRequest(contents=[Content.user("Hi")], builtin_tools=[CodeExecution()])
-        )
+        model.build_body(LlmRequest(contents=[Content.user("Hi")], builtin_tools=[CodeExecution()]))
     assert caught.value.code == "unsupported_builtin_tool"
     assert "Use a Gemini model for it" in str(caught.value)
 
@@ -792,9 +724,7 @@ def test_sessions_keep_thoughts_signatures_code_and_thought_tokens() -> None:
         "model",
         [
             Part(text="Plan.", thought=True, thought_signature=SIGNATURE),
-            Part(
-                thought=True, thought_signature="EmwKAhgB"
-            ),  # redacted: no text, only the data
+            Part(thought=True, thought_signature="EmwKAhgB"),  # redacted: no text, only the data
             Part(executable_code=ExecutableCode("print(1)")),
             Part(code_execution_result=CodeExecutionResult("OUTCOME_OK", "1\n")),
         ],

@@ -50,7 +50,14 @@ def chunk(delta: dict[str, Any] | None = None, finish: str | None = None) -> dic
 
 def usage_chunk(prompt: int = 10, completion: int = 5) -> dict[str, Any]:
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini", "choices": [], "usage": usage}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [],
+        "usage": usage,
+    }
 
 
 def text_stream(*pieces: str, finish: str = "stop") -> Reply:
@@ -85,7 +92,9 @@ def completion(message: dict[str, Any], finish: str = "stop") -> Reply:
             "object": "chat.completion",
             "created": 1,
             "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", **message}, "logprobs": None, "finish_reason": finish}
+            ],
             "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
         },
     )
@@ -117,7 +126,9 @@ def get_weather(city: str) -> dict:
 async def test_plain_text_request_and_response() -> None:
     with LoopbackServer([completion({"content": "Hello!"})]) as server:
         model = model_for(server)
-        config = GenerateContentConfig(temperature=0.2, top_p=0.9, top_k=5, max_output_tokens=64, stop_sequences=["END"])
+        config = GenerateContentConfig(
+            temperature=0.2, top_p=0.9, top_k=5, max_output_tokens=64, stop_sequences=["END"]
+        )
         [response] = await responses(model, ask("Hi", system_instruction="Be brief.", config=config), stream=False)
     request = server.requests[0]
     assert request.path == "/v1/chat/completions"
@@ -158,7 +169,12 @@ async def test_streamed_text() -> None:
 
 
 async def test_reasoning_deltas_become_thoughts() -> None:
-    chunks = [chunk({"reasoning_content": "think "}), chunk({"reasoning_content": "hard"}), chunk({"content": "42"}), chunk({}, "stop")]
+    chunks = [
+        chunk({"reasoning_content": "think "}),
+        chunk({"reasoning_content": "hard"}),
+        chunk({"content": "42"}),
+        chunk({}, "stop"),
+    ]
     with LoopbackServer([Reply(200, sse(*chunks, "[DONE]"), headers=SSE)]) as server:
         out = await responses(model_for(server, provider_name="deepseek"), ask(), stream=True)
     final = out[-1]
@@ -170,19 +186,30 @@ async def test_reasoning_deltas_become_thoughts() -> None:
 
 
 async def test_one_streamed_tool_call_is_assembled() -> None:
-    decl = FunctionDeclaration("get_weather", "Get the weather.", {"type": "object", "properties": {"city": {"type": "string"}}})
+    decl = FunctionDeclaration(
+        "get_weather", "Get the weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
+    )
     with LoopbackServer([tool_stream(("call_1", "get_weather", {"city": "Tokyo", "unit": "celsius"}))]) as server:
         out = await responses(model_for(server), ask(tools=[decl]), stream=True)
     assert server.requests[0].json()["tools"] == [
-        {"type": "function", "function": {"name": "get_weather", "description": "Get the weather.", "parameters": decl.parameters}}
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "description": "Get the weather.", "parameters": decl.parameters},
+        }
     ]
     assert len(out) == 1  # no text, so no partial responses
-    assert out[0].content.function_calls() == [FunctionCall("get_weather", {"city": "Tokyo", "unit": "celsius"}, "call_1")]
+    assert out[0].content.function_calls() == [
+        FunctionCall("get_weather", {"city": "Tokyo", "unit": "celsius"}, "call_1")
+    ]
     assert out[0].finish_reason == "tool_calls" and out[0].usage.input_tokens == 20
 
 
 async def test_parallel_streamed_tool_calls_keep_their_order() -> None:
-    calls = [("call_a", "get_weather", {"city": "Tokyo"}), ("call_b", "get_weather", {"city": "Paris, France"}), ("call_c", "get_time", {})]
+    calls = [
+        ("call_a", "get_weather", {"city": "Tokyo"}),
+        ("call_b", "get_weather", {"city": "Paris, France"}),
+        ("call_c", "get_time", {}),
+    ]
     with LoopbackServer([tool_stream(*calls, split=3)]) as server:
         [final] = await responses(model_for(server), ask(), stream=True)
     assert final.content.function_calls() == [FunctionCall(n, a, i) for i, n, a in calls]
@@ -197,7 +224,10 @@ async def test_parallel_calls_that_all_use_index_zero() -> None:
     chunks = [chunk({"tool_calls": [d]}) for d in deltas] + [chunk({}, "tool_calls")]
     with LoopbackServer([Reply(200, sse(*chunks, "[DONE]"), headers=SSE)]) as server:
         [final] = await responses(model_for(server), ask(), stream=True)
-    assert final.content.function_calls() == [FunctionCall("a", {"n": 1}, "call_x"), FunctionCall("b", {"n": 2}, "call_y")]
+    assert final.content.function_calls() == [
+        FunctionCall("a", {"n": 1}, "call_x"),
+        FunctionCall("b", {"n": 2}, "call_y"),
+    ]
 
 
 async def test_non_streamed_tool_calls() -> None:
@@ -218,7 +248,14 @@ async def test_non_streamed_tool_calls() -> None:
 
 
 async def test_invalid_tool_arguments_go_back_to_the_model() -> None:
-    deltas = [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tok'}}]
+    deltas = [
+        {
+            "index": 0,
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Tok'},
+        }
+    ]
     chunks = [chunk({"tool_calls": deltas}), chunk({}, "tool_calls")]
     with LoopbackServer([Reply(200, sse(*chunks, "[DONE]"), headers=SSE)]) as server:
         [final] = await responses(model_for(server), ask(), stream=True)
@@ -232,7 +269,14 @@ async def test_invalid_tool_arguments_go_back_to_the_model() -> None:
 
 
 async def test_tool_arguments_cut_off_by_the_token_limit() -> None:
-    deltas = [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tok'}}]
+    deltas = [
+        {
+            "index": 0,
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Tok'},
+        }
+    ]
     chunks = [chunk({"tool_calls": deltas}), chunk({}, "length")]
     with LoopbackServer([Reply(200, sse(*chunks, "[DONE]"), headers=SSE)]) as server:
         with pytest.raises(AdkError) as info:
@@ -262,14 +306,27 @@ async def test_agent_loop_with_a_tool() -> None:
         {
             "role": "assistant",
             "content": "",  # not null: llama.cpp's server rejects null (tests/providers/test_llama_server.py)
-            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'}}],
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'},
+                }
+            ],
         },
         {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"city": "Tokyo", "condition": "sunny"})},
     ]
 
 
 async def test_invalid_arguments_in_an_agent_run_reach_the_model_as_an_error() -> None:
-    deltas = [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Tokyo}"}}]
+    deltas = [
+        {
+            "index": 0,
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": "{city: Tokyo}"},
+        }
+    ]
     bad = Reply(200, sse(chunk({"tool_calls": deltas}), chunk({}, "tool_calls"), "[DONE]"), headers=SSE)
     with LoopbackServer([bad, text_stream("Sorry.")]) as server:
         agent = LlmAgent(name="weather", model=model_for(server), tools=[get_weather])
@@ -292,7 +349,10 @@ async def test_multimodal_function_response_request_shape() -> None:
                         "get_chart",
                         {"status": "ok", "charts": 2},
                         "call_9",
-                        parts=[Part.from_bytes("image/png", PNG), Part.from_uri("image/jpeg", "https://example.com/c.jpg")],
+                        parts=[
+                            Part.from_bytes("image/png", PNG),
+                            Part.from_uri("image/jpeg", "https://example.com/c.jpg"),
+                        ],
                     )
                 )
             ],
@@ -301,7 +361,11 @@ async def test_multimodal_function_response_request_shape() -> None:
     with LoopbackServer([completion({"content": "Here."})]) as server:
         await responses(model_for(server), LlmRequest(contents=history), stream=False)
     messages = server.requests[0].json()["messages"]
-    assert messages[2] == {"role": "tool", "tool_call_id": "call_9", "content": json.dumps({"status": "ok", "charts": 2})}
+    assert messages[2] == {
+        "role": "tool",
+        "tool_call_id": "call_9",
+        "content": json.dumps({"status": "ok", "charts": 2}),
+    }
     assert messages[3] == {
         "role": "user",
         "content": [
@@ -314,7 +378,11 @@ async def test_multimodal_function_response_request_shape() -> None:
 
 
 async def test_user_images_become_image_url_parts() -> None:
-    content = Content.user("What is this?").with_inline_data("image/png", PNG).with_file_uri("image/webp", "https://x.test/a.webp")
+    content = (
+        Content.user("What is this?")
+        .with_inline_data("image/png", PNG)
+        .with_file_uri("image/webp", "https://x.test/a.webp")
+    )
     with LoopbackServer([completion({"content": "A chart."})]) as server:
         await responses(model_for(server), LlmRequest(contents=[content]), stream=False)
     assert server.requests[0].json()["messages"][0]["content"] == [
@@ -363,7 +431,11 @@ async def test_json_mode_adds_the_word_json_when_missing() -> None:
 
 
 async def test_429_with_retry_after_then_success() -> None:
-    limited = Reply(429, {"error": {"message": "Rate limit reached for gpt-4o-mini", "type": "requests"}}, headers={"retry-after": "0.2"})
+    limited = Reply(
+        429,
+        {"error": {"message": "Rate limit reached for gpt-4o-mini", "type": "requests"}},
+        headers={"retry-after": "0.2"},
+    )
     with LoopbackServer([limited, text_stream("ok")]) as server:
         started = time.perf_counter()
         out = await responses(model_for(server), ask(), stream=True)
@@ -391,14 +463,27 @@ async def test_500_until_retries_run_out() -> None:
 
 
 async def test_401_is_unauthorized_and_never_shows_the_key() -> None:
-    body = {"error": {"message": f"Incorrect API key provided: {KEY}. You can find your API key at https://platform.openai.com.", "code": "invalid_api_key"}}
+    body = {
+        "error": {
+            "message": f"Incorrect API key provided: {KEY}. You can find your API key at https://platform.openai.com.",
+            "code": "invalid_api_key",
+        }
+    }
     with LoopbackServer([Reply(401, body)]) as server:
         model = model_for(server)
         with pytest.raises(AdkError) as info:
             await responses(model, ask(), stream=False)
     error = info.value
     assert error.category == "unauthorized" and "Incorrect API key provided" in error.message
-    for text in (str(error), repr(error), repr(model), str(model), repr(model.provider), repr(model.provider.transport), str(error.details)):
+    for text in (
+        str(error),
+        repr(error),
+        repr(model),
+        str(model),
+        repr(model.provider),
+        repr(model.provider.transport),
+        str(error.details),
+    ):
         assert KEY not in text and KEY[8:] not in text
     assert len(server.requests) == 1
 
@@ -495,7 +580,9 @@ async def test_other_providers_never_get_the_openai_key(monkeypatch: pytest.Monk
 
 async def test_extra_headers_are_sent() -> None:
     with LoopbackServer([completion({"content": "ok"})]) as server:
-        model = model_for(server, provider_name="openrouter", extra_headers={"HTTP-Referer": "https://example.com", "X-Title": "demo"})
+        model = model_for(
+            server, provider_name="openrouter", extra_headers={"HTTP-Referer": "https://example.com", "X-Title": "demo"}
+        )
         await responses(model, ask(), stream=False)
     assert server.requests[0].headers["http-referer"] == "https://example.com"
     assert server.requests[0].headers["x-title"] == "demo"

@@ -97,23 +97,14 @@ async def test_deepseek_provider_sends_its_key_and_its_quirks(
     monkeypatch.setenv("DEEPSEEK_API_KEY", SECRET)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "never-sent-to-deepseek-000")
     with LoopbackServer([Reply(200, COMPLETION)]) as server:
-        model = OpenAIModel(
-            "deepseek-chat", provider=DeepSeekProvider(base_url=server.url, retry=FAST)
-        )
+        model = OpenAIModel("deepseek-chat", provider=DeepSeekProvider(base_url=server.url, retry=FAST))
         assert await send(model, ask(QUIRKY)) == "ok"
     [request] = server.requests
-    assert (
-        request.path == "/chat/completions"
-        and request.headers["authorization"] == f"Bearer {SECRET}"
-    )
+    assert request.path == "/chat/completions" and request.headers["authorization"] == f"Bearer {SECRET}"
     body = request.json()
     assert "top_k" not in body and body["max_tokens"] == 50
-    assert body["response_format"] == {
-        "type": "json_object"
-    }  # DeepSeek has no json_schema mode
-    assert (
-        '"city"' in body["messages"][0]["content"]
-    )  # ...so the schema travels in the instruction
+    assert body["response_format"] == {"type": "json_object"}  # DeepSeek has no json_schema mode
+    assert '"city"' in body["messages"][0]["content"]  # ...so the schema travels in the instruction
     assert SECRET not in repr(model) and SECRET not in repr(model.provider)
 
 
@@ -132,10 +123,7 @@ def test_each_profile_shapes_the_body_and_no_key_is_needed_for_it() -> None:
             ),
         }.items()
     }
-    assert (
-        bodies["openai"]["max_completion_tokens"] == 50
-        and "top_k" not in bodies["openai"]
-    )
+    assert bodies["openai"]["max_completion_tokens"] == 50 and "top_k" not in bodies["openai"]
     assert bodies["groq"]["max_tokens"] == 50 and "top_k" not in bodies["groq"]
     assert bodies["vllm"]["max_tokens"] == 50 and bodies["vllm"]["top_k"] == 4
     assert bodies["vllm"]["response_format"]["type"] == "json_schema"
@@ -147,12 +135,8 @@ async def test_a_provider_reads_its_key_when_it_sends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with LoopbackServer([Reply(200, GEMINI_ANSWER)]) as server:
-        model = GeminiModel(
-            "gemini-2.5-flash", provider=GeminiProvider(base_url=server.url, retry=FAST)
-        )
-        assert model.build_body(ask())["contents"][0]["parts"] == [
-            {"text": "Weather in Lima?"}
-        ]
+        model = GeminiModel("gemini-2.5-flash", provider=GeminiProvider(base_url=server.url, retry=FAST))
+        assert model.build_body(ask())["contents"][0]["parts"] == [{"text": "Weather in Lima?"}]
         with pytest.raises(AdkError) as info:
             await send(model, ask())
         assert (info.value.category, info.value.code) == (
@@ -184,14 +168,9 @@ async def test_anthropic_provider_sends_its_headers(
             retry=FAST,
             headers={"X-Team": "weather"},
         )
-        assert (
-            await send(AnthropicModel("claude-haiku-4-5", provider=provider), ask())
-            == "ok"
-        )
+        assert await send(AnthropicModel("claude-haiku-4-5", provider=provider), ask()) == "ok"
     headers = server.requests[0].headers
-    assert (
-        headers["x-api-key"] == SECRET and headers["anthropic-version"] == "2023-06-01"
-    )
+    assert headers["x-api-key"] == SECRET and headers["anthropic-version"] == "2023-06-01"
     assert headers["x-team"] == "weather"
 
 
@@ -229,10 +208,7 @@ def test_provider_names_and_model_strings_pick_the_same_provider(
     assert type(by_string.provider) is type(by_name.provider) is GroqProvider  # type: ignore[attr-defined]
     assert by_name.base_url == "https://api.groq.com/openai/v1"
     monkeypatch.setenv("OLLAMA_HOST", "gpu-box:9000")
-    assert (
-        OpenAIModel("llama3.2", provider_name="ollama").base_url
-        == "http://gpu-box:9000/v1"
-    )
+    assert OpenAIModel("llama3.2", provider_name="ollama").base_url == "http://gpu-box:9000/v1"
 
 
 def test_a_model_string_without_its_key_still_builds_bodies() -> None:
@@ -242,17 +218,11 @@ def test_a_model_string_without_its_key_still_builds_bodies() -> None:
     assert model.build_body(ask(QUIRKY))["response_format"] == {"type": "json_object"}  # type: ignore[attr-defined]
     with pytest.raises(AdkError) as info:
         model.generate_content(ask())
-    assert (
-        info.value.code == "missing_api_key"
-        and "DEEPSEEK_API_KEY" in info.value.message
-    )
+    assert info.value.code == "missing_api_key" and "DEEPSEEK_API_KEY" in info.value.message
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com", "http://"])
 def test_a_provider_checks_its_base_url_when_made(url: str) -> None:
     with pytest.raises(AdkError) as info:
         VLLMProvider(base_url=url)
-    assert (
-        info.value.code == "invalid_base_url"
-        and info.value.details["provider"] == "vllm"
-    )
+    assert info.value.code == "invalid_base_url" and info.value.details["provider"] == "vllm"

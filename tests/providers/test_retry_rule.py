@@ -40,10 +40,7 @@ def transport(url: str, max_retries: int) -> HttpTransport:
 
 
 def failing(status: int) -> list[Reply]:
-    return [
-        Reply(status, {"error": {"message": f"acme says {status}"}})
-        for _ in range(1 + RETRIES)
-    ]
+    return [Reply(status, {"error": {"message": f"acme says {status}"}}) for _ in range(1 + RETRIES)]
 
 
 @pytest.mark.parametrize("status", list(RULE))
@@ -62,9 +59,7 @@ async def test_the_transport_retries_what_the_rule_says(status: int) -> None:
 @pytest.mark.parametrize("status", list(RULE))
 async def test_a_tool_retry_budget_retries_what_the_rule_says(status: int) -> None:
     with LoopbackServer(failing(status)) as server:
-        t = transport(
-            server.url, 0
-        )  # the transport tries once: the tool's budget does the retrying
+        t = transport(server.url, 0)  # the transport tries once: the tool's budget does the retrying
 
         @tool
         async def fetch(q: str) -> dict[str, Any]:
@@ -84,9 +79,7 @@ async def test_a_tool_retry_budget_retries_what_the_rule_says(status: int) -> No
     assert not outcome.success
     assert outcome.attempt == (1 + RETRIES if RULE[status] else 1)
     assert len(server.requests) == outcome.attempt
-    [response] = next(
-        e for e in result.events if e.function_responses()
-    ).function_responses()
+    [response] = next(e for e in result.events if e.function_responses()).function_responses()
     assert response.response["code"] == f"http_{status}"
 
 
@@ -107,9 +100,7 @@ def test_the_rule_reads_the_status_before_the_category() -> None:
         details={"status": 501},
     )
     assert not timeout.is_retryable() and not unavailable.is_retryable()
-    assert AdkError(
-        "model", "timeout", "timeout", "acme timed out."
-    ).is_retryable()  # no status: the category
+    assert AdkError("model", "timeout", "timeout", "acme timed out.").is_retryable()  # no status: the category
     assert AdkError.tool("Cannot divide by zero").is_retryable() is False
 
 

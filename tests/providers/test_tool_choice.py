@@ -15,13 +15,20 @@ def body(model, choice: str | None, tools=(WEATHER,)) -> dict:
     return model.build_body(request)
 
 
-@pytest.mark.parametrize(("choice", "openai", "gemini", "anthropic"), [
-    ("auto", "auto", {"mode": "AUTO"}, {"type": "auto"}),
-    ("none", "none", {"mode": "NONE"}, {"type": "none"}),
-    ("required", "required", {"mode": "ANY"}, {"type": "any"}),
-    ("get_weather", {"type": "function", "function": {"name": "get_weather"}},
-     {"mode": "ANY", "allowedFunctionNames": ["get_weather"]}, {"type": "tool", "name": "get_weather"}),
-])
+@pytest.mark.parametrize(
+    ("choice", "openai", "gemini", "anthropic"),
+    [
+        ("auto", "auto", {"mode": "AUTO"}, {"type": "auto"}),
+        ("none", "none", {"mode": "NONE"}, {"type": "none"}),
+        ("required", "required", {"mode": "ANY"}, {"type": "any"}),
+        (
+            "get_weather",
+            {"type": "function", "function": {"name": "get_weather"}},
+            {"mode": "ANY", "allowedFunctionNames": ["get_weather"]},
+            {"type": "tool", "name": "get_weather"},
+        ),
+    ],
+)
 def test_tool_choice_per_provider(choice: str, openai, gemini, anthropic) -> None:
     assert body(OpenAIModel("gpt-4o-mini", api_key="k"), choice)["tool_choice"] == openai
     assert body(GeminiModel("gemini-2.5-flash", api_key="k"), choice)["toolConfig"] == {"functionCallingConfig": gemini}

@@ -29,7 +29,11 @@ SSE = {"Content-Type": "text/event-stream"}
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def openai_problems(messages: list[dict[str, Any]]) -> list[str]:
@@ -40,15 +44,19 @@ def openai_problems(messages: list[dict[str, Any]]) -> list[str]:
         role = message["role"]
         if role == "tool":
             if message["tool_call_id"] not in expected:
-                problems.append(f"messages[{index}]: role 'tool' must be a response to a preceding message with "
-                                f"'tool_calls' ({message['tool_call_id']!r})")
+                problems.append(
+                    f"messages[{index}]: role 'tool' must be a response to a preceding message with "
+                    f"'tool_calls' ({message['tool_call_id']!r})"
+                )
             else:
                 expected.remove(message["tool_call_id"])
             continue
         if expected:
-            problems.append("An assistant message with 'tool_calls' must be followed by tool messages responding "
-                            f"to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-                            f"{', '.join(expected)}")
+            problems.append(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding "
+                f"to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                f"{', '.join(expected)}"
+            )
             expected = []
         for call in message.get("tool_calls") or []:
             if len(call["id"]) > 40:
@@ -75,12 +83,25 @@ class PerAnswerNumbering(LoopbackServer):
             self.rejected.append(problems)
             return Reply(400, {"error": {"message": problems[0], "type": "invalid_request_error"}})
         if messages[-1]["role"] == "tool":
-            return Reply(200, sse(_chunk({"role": "assistant", "content": "done"}), _chunk({}, "stop"), "[DONE]"),
-                         headers=SSE)
-        deltas = [{"index": i, "id": f"call_{i}", "type": "function",
-                   "function": {"name": "lookup", "arguments": json.dumps({"n": i})}} for i in range(self.calls)]
-        return Reply(200, sse(_chunk({"role": "assistant", "content": None, "tool_calls": deltas}),
-                              _chunk({}, "tool_calls"), "[DONE]"), headers=SSE)
+            return Reply(
+                200, sse(_chunk({"role": "assistant", "content": "done"}), _chunk({}, "stop"), "[DONE]"), headers=SSE
+            )
+        deltas = [
+            {
+                "index": i,
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": json.dumps({"n": i})},
+            }
+            for i in range(self.calls)
+        ]
+        return Reply(
+            200,
+            sse(
+                _chunk({"role": "assistant", "content": None, "tool_calls": deltas}), _chunk({}, "tool_calls"), "[DONE]"
+            ),
+            headers=SSE,
+        )
 
 
 async def test_call_ids_stay_unique_when_the_server_numbers_calls_per_answer(tmp_path: Path, tally: Any) -> None:
@@ -98,8 +119,9 @@ async def test_call_ids_stay_unique_when_the_server_numbers_calls_per_answer(tmp
 
         block.set()
         with PerAnswerNumbering() as server, SqliteSessionService(tmp_path / "s.db") as sessions:
-            model = OpenAIModel("gpt-4o-mini", base_url=server.url + "/v1", api_key="test-key",
-                                retry=RetryPolicy(max_retries=0))
+            model = OpenAIModel(
+                "gpt-4o-mini", base_url=server.url + "/v1", api_key="test-key", retry=RetryPolicy(max_retries=0)
+            )
             agent = LlmAgent(name="a", model=model, tools=[lookup])
 
             async def ask() -> str:

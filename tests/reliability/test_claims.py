@@ -106,8 +106,11 @@ async def test_a_claim_of_an_earlier_process_with_this_pid_is_taken_over(tmp_pat
         with SqliteSessionService(path) as service:
             await service.create(app_name="a", user_id="u", session_id="s1")
             with sqlite3.connect(path) as raw:  # what a kernel that restarted into the same pid finds
-                raw.execute("INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started) "
-                            "VALUES ('a', 'u', 's1', 'e-before', ?, ?, 'boot:1')", (os.getpid(), socket.gethostname()))
+                raw.execute(
+                    "INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host, started) "
+                    "VALUES ('a', 'u', 's1', 'e-before', ?, ?, 'boot:1')",
+                    (os.getpid(), socket.gethostname()),
+                )
         await taken_over(path)
 
 
@@ -117,8 +120,10 @@ async def test_a_claim_that_cannot_be_checked_is_refused_until_released(tmp_path
         with SqliteSessionService(path) as service:
             await service.create(app_name="a", user_id="u", session_id="s1")
             with sqlite3.connect(path) as raw:
-                raw.execute("INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) "
-                            "VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')")
+                raw.execute(
+                    "INSERT INTO session_runs (app_name, user_id, session_id, run_id, pid, host) "
+                    "VALUES ('a', 'u', 's1', 'e-far', 1, 'build-box-7')"
+                )
             await refused(service, "'build-box-7'", "cannot be checked from here")
             assert await service.release_run(app_name="a", user_id="u", session_id="s1")
         await taken_over(path)
@@ -137,8 +142,11 @@ async def test_a_stuck_run_in_memory_is_refused_until_released(tally: Any) -> No
         service = InMemorySessionService()
         await service.create(app_name="a", user_id="u", session_id="s1")
         agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("hang", {}), "done"]), tools=[hang])
-        running = asyncio.create_task(Runner(app_name="a", agent=agent, session_service=service).run_to_result(
-            user_id="u", session_id="s1", content="go"))
+        running = asyncio.create_task(
+            Runner(app_name="a", agent=agent, session_service=service).run_to_result(
+                user_id="u", session_id="s1", content="go"
+            )
+        )
         await asyncio.sleep(0.2)
         await refused(service)
         assert await service.release_run(app_name="a", user_id="u", session_id="s1")

@@ -186,8 +186,9 @@ class Zygote:
         script = folder / "crash_worker.py"
         script.write_text(WORKER)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-        self.proc = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -200,8 +201,9 @@ class Zygote:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def until(self, prefix: str, sink: list[dict[str, Any]], timeout: float = 60,
-              refused: list[dict[str, Any]] | None = None) -> str:
+    def until(
+        self, prefix: str, sink: list[dict[str, Any]], timeout: float = 60, refused: list[dict[str, Any]] | None = None
+    ) -> str:
         """Read lines until one starts with `prefix`; DONE reports on the way go to `sink`, BUSY
         reports (a run refused with session_busy) to `refused` (unexpected where it is None)."""
         deadline = time.monotonic() + timeout
@@ -220,8 +222,15 @@ class Zygote:
             elif line.startswith(prefix):
                 return line
 
-    def fork(self, db: Path, seed: int, wid: int, mode: str, sink: list[dict[str, Any]],
-             refused: list[dict[str, Any]] | None = None) -> int:
+    def fork(
+        self,
+        db: Path,
+        seed: int,
+        wid: int,
+        mode: str,
+        sink: list[dict[str, Any]],
+        refused: list[dict[str, Any]] | None = None,
+    ) -> int:
         self.send(f"FORK {db} {seed} {wid} {mode}")
         return int(self.until(f"PID {wid} ", sink, refused=refused).split()[2])
 
@@ -260,8 +269,12 @@ def is_repair(event: Event) -> bool:
     """The event a run stores first when an earlier run left calls unanswered: only responses,
     each with code "interrupted"."""
     responses = event.function_responses()
-    return (event.author != "user" and bool(responses) and not event.function_calls()
-            and all(r.response.get("code") == "interrupted" for r in responses))
+    return (
+        event.author != "user"
+        and bool(responses)
+        and not event.function_calls()
+        and all(r.response.get("code") == "interrupted" for r in responses)
+    )
 
 
 def verify(db: Path, reported: list[dict[str, Any]], initial: dict[str, dict[str, Any]]) -> Verdict:
@@ -273,11 +286,17 @@ def verify(db: Path, reported: list[dict[str, Any]], initial: dict[str, dict[str
             problems.append(f"integrity_check: {check}")
         if dangling := conn.execute("PRAGMA foreign_key_check").fetchall():
             problems.append(f"foreign_key_check: {dangling}")
-        rows = conn.execute("SELECT seq, user_id, session_id, id, data FROM events WHERE app_name = ? ORDER BY seq",
-                            (APP,)).fetchall()
-        sessions = {(u, s): json.loads(st) for u, s, st in
-                    conn.execute("SELECT user_id, id, state FROM sessions WHERE app_name = ?", (APP,))}
-        users = {u: json.loads(st) for u, st in conn.execute("SELECT user_id, state FROM user_states WHERE app_name = ?", (APP,))}
+        rows = conn.execute(
+            "SELECT seq, user_id, session_id, id, data FROM events WHERE app_name = ? ORDER BY seq", (APP,)
+        ).fetchall()
+        sessions = {
+            (u, s): json.loads(st)
+            for u, s, st in conn.execute("SELECT user_id, id, state FROM sessions WHERE app_name = ?", (APP,))
+        }
+        users = {
+            u: json.loads(st)
+            for u, st in conn.execute("SELECT user_id, state FROM user_states WHERE app_name = ?", (APP,))
+        }
         app_row = conn.execute("SELECT state FROM app_states WHERE app_name = ?", (APP,)).fetchone()
     verdict.events = len(rows)
     by_invocation: dict[str, list[tuple[tuple[str, str], Event]]] = defaultdict(list)  # repairs left out
@@ -329,7 +348,9 @@ def verify(db: Path, reported: list[dict[str, Any]], initial: dict[str, dict[str
     for run in reported:
         stored = by_invocation.get(run["inv"], [])
         if [e.id for _, e in stored] != run["ids"] or any(where != (run["user"], run["sid"]) for where, _ in stored):
-            problems.append(f"reported run {run['w']}.{run['run']} is not fully there: {len(stored)}/{len(run['ids'])} events")
+            problems.append(
+                f"reported run {run['w']}.{run['run']} is not fully there: {len(stored)}/{len(run['ids'])} events"
+            )
         verdict.runs_checked += 1
     # unreported runs: at most one per worker, its last, and a prefix of a run
     reported_invocations = {run["inv"] for run in reported}
@@ -347,13 +368,17 @@ def verify(db: Path, reported: list[dict[str, Any]], initial: dict[str, dict[str
         if first.text.startswith("run "):
             worker, number = map(int, first.text[4:].split("."))
             unreported[worker].append(number)
-        kinds = ["user"] + ["calls" if e.function_calls() else "responses" if e.function_responses() else "answer"
-                            for _, e in stored[1:]]
+        kinds = ["user"] + [
+            "calls" if e.function_calls() else "responses" if e.function_responses() else "answer"
+            for _, e in stored[1:]
+        ]
         if kinds != ["user", "calls", "responses", "answer"][: len(kinds)]:
             problems.append(f"invocation {invocation} is not a prefix of a run: {kinds}")
     for worker, numbers in unreported.items():
         if len(numbers) > 1 or numbers[0] != last_run[worker] + 1:
-            problems.append(f"worker {worker}: unreported runs {numbers} after its last reported run {last_run[worker]}")
+            problems.append(
+                f"worker {worker}: unreported runs {numbers} after its last reported run {last_run[worker]}"
+            )
     # state: each scope's row is the fold of that scope's deltas
     if (json.loads(app_row[0]) if app_row else {}) != folds["app"]:
         problems.append(f"app state {app_row} != fold {folds['app']}")
@@ -397,8 +422,10 @@ class ParentRun:
 def open_calls_of(db: Path, user: str, sid: str) -> set[str]:
     """Ids of the stored calls of one session that have no stored response."""
     with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq",
-                            (APP, user, sid)).fetchall()
+        rows = conn.execute(
+            "SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq",
+            (APP, user, sid),
+        ).fetchall()
     events = [Event.from_dict(json.loads(d)) for (d,) in rows]
     return {c.id for e in events for c in e.function_calls()} - {r.id for e in events for r in e.function_responses()}
 
@@ -421,7 +448,14 @@ async def parent_run(db: Path, user: str, sid: str, k: int) -> ParentRun:
         assert session.state["answer"] == "parent done"
     assert not open_calls_of(db, user, sid), "the run left a call of its session without a response"
     unanswered, not_interrupted = history_check(model.requests[0].contents, dangling)
-    report = {"w": -1, "run": k, "user": user, "sid": sid, "inv": events[0].invocation_id, "ids": [e.id for e in events]}
+    report = {
+        "w": -1,
+        "run": k,
+        "user": user,
+        "sid": sid,
+        "inv": events[0].invocation_id,
+        "ids": [e.id for e in events],
+    }
     return ParentRun(report, len(dangling), unanswered, not_interrupted)
 
 
@@ -478,12 +512,19 @@ def test_kill_9_in_the_middle_of_runs_loses_nothing_reported(zygote: Zygote, tmp
                     assert session is not None and all(isinstance(e, Event) for e in session.events)
     finally:
         worker_runs = sum(1 for r in reported if r["w"] >= 0)
-        tally.record("kill -9 mid-run: reported runs present", worker_runs, lost,
-                     f"{KILLS} kills, {parent_runs} runs appended by the parent after kills, "
-                     f"{time.perf_counter() - started:.1f}s")
-        tally.record("kill -9 mid-run: calls left unanswered", left_open, repaired_wrong,
-                     "calls a kill left without a response; the next run answered each 'interrupted' before "
-                     "its model call")
+        tally.record(
+            "kill -9 mid-run: reported runs present",
+            worker_runs,
+            lost,
+            f"{KILLS} kills, {parent_runs} runs appended by the parent after kills, "
+            f"{time.perf_counter() - started:.1f}s",
+        )
+        tally.record(
+            "kill -9 mid-run: calls left unanswered",
+            left_open,
+            repaired_wrong,
+            "calls a kill left without a response; the next run answered each 'interrupted' before its model call",
+        )
 
 
 def check_the_checker(db: Path, reported: list[dict[str, Any]], folder: Path) -> None:
@@ -494,9 +535,9 @@ def check_the_checker(db: Path, reported: list[dict[str, Any]], folder: Path) ->
         "app state out of step": "UPDATE app_states SET state = '{{\"app:total\": -5}}'",
         "session state out of step": "UPDATE sessions SET state = '{{}}' WHERE id = 'a1'",
         "a response stored twice": "INSERT INTO events (app_name, user_id, session_id, id, data, timestamp) "
-                                   "SELECT app_name, user_id, session_id, id || 'x', replace(data, id, id || 'x'), timestamp "
-                                   "FROM events "
-                                   "WHERE id = '{response}'",
+        "SELECT app_name, user_id, session_id, id || 'x', replace(data, id, id || 'x'), timestamp "
+        "FROM events "
+        "WHERE id = '{response}'",
     }
     # A run of its own: [user, call, response, answer] (a parent run that first answered a call a kill
     # left open has one event more, and its ids[2] is not a response).
@@ -527,8 +568,11 @@ async def test_two_runs_on_one_session_with_one_runner_are_refused(tmp_path: Pat
     with tally.case("two runs, one session, one Runner (SQLite)"):
         model = FunctionModel(lambda r: "done" if r.contents[-1].role == "tool" else FunctionCall("wait", {}))
         with SqliteSessionService(tmp_path / "s.db") as service:
-            runner = Runner(app_name=APP, agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
-                            session_service=service)
+            runner = Runner(
+                app_name=APP,
+                agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
+                session_service=service,
+            )
             await service.create(app_name=APP, user_id="u", session_id="s")
             first = asyncio.create_task(runner.run_to_result(user_id="u", session_id="s", content="1"))
             await asyncio.wait_for(gate.wait(), 5)
@@ -568,8 +612,12 @@ class Duo:
     def interleaved(self) -> int:
         """Invocations whose events are not contiguous."""
         order = [e.invocation_id for e in self.events]
-        return sum(1 for inv in set(order) if len({i for i, o in enumerate(order) if o == inv}) !=
-                   max(i for i, o in enumerate(order) if o == inv) - order.index(inv) + 1)
+        return sum(
+            1
+            for inv in set(order)
+            if len({i for i, o in enumerate(order) if o == inv})
+            != max(i for i, o in enumerate(order) if o == inv) - order.index(inv) + 1
+        )
 
 
 def _worker_namespace() -> dict[str, Any]:
@@ -587,8 +635,9 @@ async def _two_services_in_one_process(db: Path) -> tuple[list[dict[str, Any]], 
 
     async def one(wid: int) -> None:
         with SqliteSessionService(db, timeout=30) as service:
-            runner = Runner(app_name=APP, agent=namespace["make_agent"](random.Random(wid), 0, fixed=0.05),
-                            session_service=service)
+            runner = Runner(
+                app_name=APP, agent=namespace["make_agent"](random.Random(wid), 0, fixed=0.05), session_service=service
+            )
             await namespace["duo_runs"](runner, wid, random.Random(100 + wid), reported.append, refused.append)
 
     with SqliteSessionService(db) as service:
@@ -619,12 +668,22 @@ def duo(request: pytest.FixtureRequest, zygote: Zygote, tmp_path_factory: pytest
     with SqliteSessionService(db) as service:
         session = asyncio.run(service.get(app_name=APP, user_id="alice", session_id="shared"))
     bumps = sum(len(e.function_calls()) for e in session.events)
-    return Duo(request.param, db, reported, refused, session.events, verdict, session.state.get("count", 0), bumps,
-               run_claims(db))
+    return Duo(
+        request.param,
+        db,
+        reported,
+        refused,
+        session.events,
+        verdict,
+        session.state.get("count", 0),
+        bumps,
+        run_claims(db),
+    )
 
 
-def test_two_writers_on_one_session_each_run_is_whole_or_refused(duo: Duo, tally: Any,
-                                                                  request: pytest.FixtureRequest) -> None:
+def test_two_writers_on_one_session_each_run_is_whole_or_refused(
+    duo: Duo, tally: Any, request: pytest.FixtureRequest
+) -> None:
     """Every attempted run either completed with all its events stored, or was refused with
     session_busy before it wrote anything (not even its user message)."""
     stored_runs: dict[str, list[str]] = defaultdict(list)
@@ -634,9 +693,12 @@ def test_two_writers_on_one_session_each_run_is_whole_or_refused(duo: Duo, tally
     incomplete = sum(1 for r in duo.reported if stored_runs.get(r["inv"]) != r["ids"])
     traced = sum(1 for r in duo.refused if r["text"] in user_texts)
     strangers = set(stored_runs) - {r["inv"] for r in duo.reported}  # runs stored that no writer completed
-    tally.record(f"two writers on one session: run whole or refused ({duo.how})",
-                 len(duo.reported) + len(duo.refused), incomplete + traced + len(strangers),
-                 f"{len(duo.reported)} runs completed, {len(duo.refused)} refused with session_busy")
+    tally.record(
+        f"two writers on one session: run whole or refused ({duo.how})",
+        len(duo.reported) + len(duo.refused),
+        incomplete + traced + len(strangers),
+        f"{len(duo.reported)} runs completed, {len(duo.refused)} refused with session_busy",
+    )
     assert not duo.verdict.problems, duo.verdict.problems
     assert incomplete == 0 and traced == 0 and not strangers, (incomplete, traced, strangers)
     assert sorted(r["w"] for r in duo.reported) == [0] * DUO_RUNS + [1] * DUO_RUNS
@@ -674,7 +736,9 @@ def test_two_writers_on_one_session_release_it_for_the_next_run(duo: Duo, tally:
         assert run_claims(duo.db) == []
 
 
-def test_a_run_after_a_crash_inside_a_tool_sends_every_call_answered(zygote: Zygote, tmp_path: Path, tally: Any) -> None:
+def test_a_run_after_a_crash_inside_a_tool_sends_every_call_answered(
+    zygote: Zygote, tmp_path: Path, tally: Any
+) -> None:
     """A process killed while a tool runs leaves a stored call without a response; the next run
     (here, in another process) answers it "interrupted" before it calls the model."""
     with tally.case("crash inside a tool, then the next run"):
@@ -689,7 +753,9 @@ def test_a_run_after_a_crash_inside_a_tool_sends_every_call_answered(zygote: Zyg
         assert [row[4] for row in run_claims(db)] == [pid], "the killed run's claim is not in the file"
         run = asyncio.run(parent_run(db, user, sid, 0))  # asserts no call of the session is left open
         assert run.sent_unanswered == 0, f"the model was sent {run.sent_unanswered} unanswered call(s)"
-        assert run.not_interrupted == 0, f"{run.not_interrupted} of {len(dangling)} open call(s) not answered 'interrupted'"
+        assert run.not_interrupted == 0, (
+            f"{run.not_interrupted} of {len(dangling)} open call(s) not answered 'interrupted'"
+        )
         assert run_claims(db) == [], "the stale claim of the killed run was not taken over and released"
         verdict = verify(db, [run.report], _initial())
         assert not verdict.problems, verdict.problems
@@ -699,6 +765,7 @@ def test_a_run_after_a_crash_inside_a_tool_sends_every_call_answered(zygote: Zyg
 # -- what the session claim once let through (each a minimal reproduction) -------------------------
 def _bump_runner(service: Any, gate: asyncio.Event, sleep: float) -> Runner:
     """A run = one call of a tool that reads `count`, waits, and writes count + 1."""
+
     async def bump(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         gate.set()
         seen = ctx.state.get("count", 0)
@@ -707,8 +774,11 @@ def _bump_runner(service: Any, gate: asyncio.Event, sleep: float) -> Runner:
         return {"count": seen + 1}
 
     model = FunctionModel(lambda r: "done" if r.contents[-1].role == "tool" else FunctionCall("bump", {}))
-    return Runner(app_name=APP, agent=LlmAgent(name="a", model=model, tools=[FunctionTool("bump", "Bump.", bump)]),
-                  session_service=service)
+    return Runner(
+        app_name=APP,
+        agent=LlmAgent(name="a", model=model, tools=[FunctionTool("bump", "Bump.", bump)]),
+        session_service=service,
+    )
 
 
 def _pairs_problems(events: list[Event]) -> list[str]:
@@ -725,6 +795,7 @@ def _pairs_problems(events: list[Event]) -> list[str]:
 
 async def test_a_run_claiming_the_session_works_on_what_is_stored_then(tmp_path: Path, tally: Any) -> None:
     with tally.case("run that gets the claim as another ends: sees the stored session"):
+
         class SlowRead(SqliteSessionService):
             """A get() that returns its snapshot late, as one over a network would."""
 

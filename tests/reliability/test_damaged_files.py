@@ -44,10 +44,25 @@ async def make_file(path: Path) -> None:
     events = [
         Event("user", Content.user("What is in this image?").with_inline_data("image/png", b"\x89PNG\x00")),
         Event("w", Content("model", [Part(function_call=call)]), "inv-1", usage=Usage(10, 5, 15)),
-        Event("w", Content("tool", [Part(function_response=FunctionResponse(
-            "get_weather", {"condition": "sunny"}, "call-1", [Part.from_uri("application/pdf", "gs://b/r.pdf")]))]),
-              "inv-1", actions=EventActions(state_delta={"n": 1, "user:seen": True, "app:total": 2}),
-              tool_outcomes=[ToolOutcome("call-1", "get_weather", {"city": "Tokyo"}, True, 0.1)]),
+        Event(
+            "w",
+            Content(
+                "tool",
+                [
+                    Part(
+                        function_response=FunctionResponse(
+                            "get_weather",
+                            {"condition": "sunny"},
+                            "call-1",
+                            [Part.from_uri("application/pdf", "gs://b/r.pdf")],
+                        )
+                    )
+                ],
+            ),
+            "inv-1",
+            actions=EventActions(state_delta={"n": 1, "user:seen": True, "app:total": 2}),
+            tool_outcomes=[ToolOutcome("call-1", "get_weather", {"city": "Tokyo"}, True, 0.1)],
+        ),
         Event("w", Content.model("Sunny."), "inv-1", turn_complete=True, metadata={"finish_reason": "stop"}),
         Event("w", None, "inv-2", error=AdkError.model("boom", code="http_500", category="unavailable")),
     ]
@@ -114,8 +129,13 @@ async def exercise(path: Path) -> list[str]:
             lambda: service.get(app_name=APP, user_id=USER, session_id=SID),
             lambda: service.list(app_name=APP, user_id=USER),
             lambda: service.append_event(
-                _session(), Event("w", Content.model("more"), actions=EventActions(
-                    state_delta={"n": 2, "user:seen": False, "app:total": 3}))),
+                _session(),
+                Event(
+                    "w",
+                    Content.model("more"),
+                    actions=EventActions(state_delta={"n": 2, "user:seen": False, "app:total": 3}),
+                ),
+            ),
             lambda: service.create(app_name=APP, user_id=USER, state={"user:name": "Bo", "app:total": 4}),
         ]
         for operation in operations:
@@ -161,8 +181,12 @@ async def test_a_damaged_row_is_read_whole_or_refused_clearly(tmp_path: Path, ta
                 refused += "session_db_damaged" in outcomes
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{copy}{suffix}").unlink(missing_ok=True)
-    tally.record("damaged SQLite rows: read whole or refused clearly", tried, lost,
-                 f"{refused} damaged rows refused with session_db_damaged, the rest still readable")
+    tally.record(
+        "damaged SQLite rows: read whole or refused clearly",
+        tried,
+        lost,
+        f"{refused} damaged rows refused with session_db_damaged, the rest still readable",
+    )
     assert lost == 0, first_failure
 
 

@@ -49,17 +49,36 @@ def text_events(provider: str) -> tuple[list[str], Iterator[str]]:
         head = {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
 
         def delta(i: int) -> dict[str, Any]:
-            return {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": f"w{i} "}}]}
+            return {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"content": f"w{i} "}}],
+            }
 
         return encode_sse([(None, head)]), (encode_sse([(None, delta(i))])[0] for i in itertools.count())
     if provider == "gemini":
-        return [], (encode_sse([(None, {"candidates": [{"content": {"role": "model", "parts": [{"text": f"w{i} "}]}}]})])[0]
-                    for i in itertools.count())
-    start = [("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
-             ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})]
-    return encode_sse(start), (encode_sse([("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                                     "delta": {"type": "text_delta", "text": f"w{i} "}})])[0]
-                               for i in itertools.count())
+        return [], (
+            encode_sse([(None, {"candidates": [{"content": {"role": "model", "parts": [{"text": f"w{i} "}]}}]})])[0]
+            for i in itertools.count()
+        )
+    start = [
+        ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+    ]
+    return encode_sse(start), (
+        encode_sse(
+            [
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": f"w{i} "}},
+                )
+            ]
+        )[0]
+        for i in itertools.count()
+    )
 
 
 def comments_forever() -> Iterator[str]:
@@ -104,7 +123,9 @@ async def test_the_model_timeout_bounds_the_whole_call(provider: str, behaviour:
                 await agent.run_async("Hi", session_id="s", session_service=sessions)
             took = time.perf_counter() - started
             error = info.value
-            assert (error.component, error.category.value, error.code) == ("model", "timeout", "deadline_exceeded"), repr(error)
+            assert (error.component, error.category.value, error.code) == ("model", "timeout", "deadline_exceeded"), (
+                repr(error)
+            )
             assert error.details.get("provider") == provider and "timeout=1" in error.message
             assert TIMEOUT - 0.05 <= took < TIMEOUT + SLACK, f"the call took {took:.2f} s"
             assert len(server.requests) == 1  # past its deadline a call is not retried
@@ -121,7 +142,9 @@ async def test_bytes_without_an_event_boundary_stop_at_the_event_cap(provider: s
             with pytest.raises(AdkError) as info:
                 await agent.run_async("Hi")
             error = info.value
-            assert (error.component, error.category.value, error.code) == ("model", "internal", "event_too_large"), repr(error)
+            assert (error.component, error.category.value, error.code) == ("model", "internal", "event_too_large"), (
+                repr(error)
+            )
             assert error.details.get("provider") == provider and "MiB" in error.message
 
 
@@ -136,8 +159,9 @@ async def test_the_transport_holds_at_most_one_capped_event() -> None:
             yield chunk
 
     with LoopbackServer([Reply(200, counted, headers=SSE_HEADERS)]) as server:
-        transport = HttpTransport(provider="acme", base_url=server.url, max_event_bytes=1 << 20,
-                                  retry=RetryPolicy(max_retries=0))
+        transport = HttpTransport(
+            provider="acme", base_url=server.url, max_event_bytes=1 << 20, retry=RetryPolicy(max_retries=0)
+        )
         with pytest.raises(AdkError) as info:
             async for _ in transport.stream_sse("/s", {}):
                 pass
@@ -204,6 +228,7 @@ async def test_a_run_time_limit_ends_a_tool_that_never_returns(tally: Any) -> No
 async def test_a_run_time_limit_never_cancels_the_consumer_and_ends_at_its_next_step() -> None:
     """The limit passes while the consumer (a widget, say) is busy between events: its await goes on
     undisturbed, and the run ends at the next step with every stored call answered."""
+
     @tool
     def noop() -> dict:
         """Do nothing."""

@@ -89,8 +89,10 @@ def build(where: str, raises: Callable[[], BaseException], strategy: str) -> tup
     elif name == "on_tool_error":
         callbacks["on_tool_error"] = hook
     model = ScriptedModel([[FunctionCall("failing", {}), FunctionCall("fine", {})], "done"])
-    tools = [FunctionTool("failing", "Fails.", failing_async if where == "tool-async" else failing),
-             FunctionTool("fine", "Works.", fine)]
+    tools = [
+        FunctionTool("failing", "Fails.", failing_async if where == "tool-async" else failing),
+        FunctionTool("fine", "Works.", fine),
+    ]
     agent = LlmAgent(name="a", model=model, tools=tools, tool_execution_strategy=strategy, **callbacks)
     return agent, model
 

@@ -56,11 +56,17 @@ class OpenAIWire:
 
     @staticmethod
     def model(url: str, idle_timeout: float = 60.0) -> OpenAIModel:
-        return OpenAIModel("gpt-4o-mini", base_url=url + "/v1", api_key="test-key", retry=RETRY, idle_timeout=idle_timeout)
+        return OpenAIModel(
+            "gpt-4o-mini", base_url=url + "/v1", api_key="test-key", retry=RETRY, idle_timeout=idle_timeout
+        )
 
     @staticmethod
     def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     @classmethod
     def text_chunks(cls, pieces: list[str], *, complete: bool = True) -> list[str]:
@@ -73,7 +79,9 @@ class OpenAIWire:
     def tool_chunks(cls, raw_args: str) -> list[str]:
         first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
         rest = [{"index": 0, "function": {"arguments": raw_args[i : i + 5]}} for i in range(0, len(raw_args), 5)]
-        chunks = [cls._chunk({"role": "assistant", "content": None})] + [cls._chunk({"tool_calls": [d]}) for d in (first, *rest)]
+        chunks = [cls._chunk({"role": "assistant", "content": None})] + [
+            cls._chunk({"tool_calls": [d]}) for d in (first, *rest)
+        ]
         return sse(*chunks, cls._chunk({}, "tool_calls"), "[DONE]")
 
     @staticmethod
@@ -101,7 +109,10 @@ class GeminiWire:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
         if finish:
             candidate["finishReason"] = finish
-        return {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8}}
+        return {
+            "candidates": [candidate],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8},
+        }
 
     @classmethod
     def text_chunks(cls, pieces: list[str], *, complete: bool = True) -> list[str]:
@@ -132,34 +143,65 @@ class AnthropicWire:
 
     @staticmethod
     def model(url: str, idle_timeout: float = 60.0) -> AnthropicModel:
-        return AnthropicModel("claude-sonnet-4-6", base_url=url, api_key="test-key", retry=RETRY, idle_timeout=idle_timeout)
+        return AnthropicModel(
+            "claude-sonnet-4-6", base_url=url, api_key="test-key", retry=RETRY, idle_timeout=idle_timeout
+        )
 
     @staticmethod
     def _sse(*events: dict[str, Any]) -> list[str]:
         return sse(*events, event_names=[e["type"] for e in events])
 
-    _START = {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
-                                                   "model": "claude-sonnet-4-6", "stop_reason": None,
-                                                   "usage": {"input_tokens": 5, "output_tokens": 1}}}
+    _START = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "model": "claude-sonnet-4-6",
+            "stop_reason": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    }
 
     @classmethod
     def _end(cls, stop: str) -> list[dict[str, Any]]:
-        return [{"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}}, {"type": "message_stop"}]
+        return [
+            {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}},
+            {"type": "message_stop"},
+        ]
 
     @classmethod
     def text_chunks(cls, pieces: list[str], *, complete: bool = True) -> list[str]:
-        events = [cls._START, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
-        events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in pieces]
+        events = [
+            cls._START,
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ]
+        events += [
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in pieces
+        ]
         if complete:
             events += [{"type": "content_block_stop", "index": 0}, *cls._end("end_turn")]
         return cls._sse(*events)
 
     @classmethod
     def tool_chunks(cls, raw_args: str) -> list[str]:
-        events = [cls._START, {"type": "content_block_start", "index": 0,
-                               "content_block": {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}}}]
-        events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": raw_args[i : i + 5]}}
-                   for i in range(0, len(raw_args), 5)]
+        events = [
+            cls._START,
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}},
+            },
+        ]
+        events += [
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": raw_args[i : i + 5]},
+            }
+            for i in range(0, len(raw_args), 5)
+        ]
         events += [{"type": "content_block_stop", "index": 0}, *cls._end("tool_use")]
         return cls._sse(*events)
 
@@ -228,7 +270,9 @@ def check_session(events: list[Any], *, tool_rounds: int, final_text: str | None
 
 
 async def run_agent(wire: Any, server: LoopbackServer, db: Path, *, idle_timeout: float = 60.0, **options: Any) -> Any:
-    agent = LlmAgent(name=APP, model=wire.model(server.url, idle_timeout), instruction="Help the user.", tools=[get_weather])
+    agent = LlmAgent(
+        name=APP, model=wire.model(server.url, idle_timeout), instruction="Help the user.", tools=[get_weather]
+    )
     with SqliteSessionService(db) as sessions:
         return await agent.run_async(QUESTION, user_id=USER, session_id=SID, session_service=sessions, **options)
 
@@ -250,26 +294,64 @@ def _5xx(wire: Any, status: int) -> Reply:
 
 
 FAULTS = [
-    Fault("429 with Retry-After", lambda w: [Reply(429, w.error_body(429, "slow down"), headers={"Retry-After": "0.05"})], 3),
+    Fault(
+        "429 with Retry-After",
+        lambda w: [Reply(429, w.error_body(429, "slow down"), headers={"Retry-After": "0.05"})],
+        3,
+    ),
     Fault("429 without Retry-After", lambda w: [Reply(429, w.error_body(429, "slow down"))], 3),
     Fault("500/503 burst within budget", lambda w: [_5xx(w, 500), _5xx(w, 503), _5xx(w, 500)], 5),
     Fault("reset before any byte", lambda w: [_stream(w.text_chunks(["lost"]), drop_after=0)], 3),
-    Fault("500 whose gzip body is garbage", lambda w: [Reply(500, b"not gzip", headers={"Content-Encoding": "gzip"})], 3),
+    Fault(
+        "500 whose gzip body is garbage", lambda w: [Reply(500, b"not gzip", headers={"Content-Encoding": "gzip"})], 3
+    ),
     # failures: one complete tool round first, then the fault on the second model call
     Fault("500 until retries run out", lambda w: [_5xx(w, 500)] * 4, 1 + 4, ("unavailable", "http_500"), False),
-    Fault("dropped mid-stream", lambda w: [_stream(w.text_chunks(ANSWER, complete=False) + ["never sent"], drop_after=3)],
-          2, ("unavailable", "stream_interrupted"), False),
-    Fault("stall before first event", lambda w: [_stream([": keep-alive\n\n", *w.text_chunks(ANSWER)], chunk_delay=2.0)] * 4,
-          1 + 4, ("timeout", "timeout"), False),
+    Fault(
+        "dropped mid-stream",
+        lambda w: [_stream(w.text_chunks(ANSWER, complete=False) + ["never sent"], drop_after=3)],
+        2,
+        ("unavailable", "stream_interrupted"),
+        False,
+    ),
+    Fault(
+        "stall before first event",
+        lambda w: [_stream([": keep-alive\n\n", *w.text_chunks(ANSWER)], chunk_delay=2.0)] * 4,
+        1 + 4,
+        ("timeout", "timeout"),
+        False,
+    ),
     # Documented (http.py): once events flowed, a read timeout is a broken stream, not a timeout.
-    Fault("stall after first event", lambda w: [_stream(w.text_chunks(ANSWER), chunk_delay=2.0)],
-          2, ("unavailable", "stream_interrupted"), False),
-    Fault("truncated SSE", lambda w: [_stream(w.text_chunks(ANSWER, complete=False))], 2, ("unavailable", "stream_interrupted"), False),
-    Fault("malformed SSE line", lambda w: [_stream(w.text_chunks(ANSWER[:1], complete=False) + [w.malformed_line()])], 2,
-          ("internal", "invalid_response"), False),
-    Fault("chunk nested 10,000 deep", lambda w: [_stream(w.text_chunks(ANSWER[:1], complete=False)
-                                                         + ["data: " + "[" * 10_000 + "]" * 10_000 + "\n\n"])], 2,
-          ("internal", "invalid_response"), False),
+    Fault(
+        "stall after first event",
+        lambda w: [_stream(w.text_chunks(ANSWER), chunk_delay=2.0)],
+        2,
+        ("unavailable", "stream_interrupted"),
+        False,
+    ),
+    Fault(
+        "truncated SSE",
+        lambda w: [_stream(w.text_chunks(ANSWER, complete=False))],
+        2,
+        ("unavailable", "stream_interrupted"),
+        False,
+    ),
+    Fault(
+        "malformed SSE line",
+        lambda w: [_stream(w.text_chunks(ANSWER[:1], complete=False) + [w.malformed_line()])],
+        2,
+        ("internal", "invalid_response"),
+        False,
+    ),
+    Fault(
+        "chunk nested 10,000 deep",
+        lambda w: [
+            _stream(w.text_chunks(ANSWER[:1], complete=False) + ["data: " + "[" * 10_000 + "]" * 10_000 + "\n\n"])
+        ],
+        2,
+        ("internal", "invalid_response"),
+        False,
+    ),
 ]
 
 
@@ -347,9 +429,16 @@ async def test_empty_answer_is_a_clear_error(provider: str, streaming: bool, tmp
         pytest.skip("the Messages API has no candidate/choice list to be empty")
     wire = WIRES[provider]
     db = tmp_path / "s.db"
-    empty = (_stream(wire.empty_answer()) if streaming else
-             Reply(200, {"id": "c1", "object": "chat.completion", "choices": []} if provider == "openai"
-                   else {"candidates": [], "usageMetadata": {"promptTokenCount": 5}}))
+    empty = (
+        _stream(wire.empty_answer())
+        if streaming
+        else Reply(
+            200,
+            {"id": "c1", "object": "chat.completion", "choices": []}
+            if provider == "openai"
+            else {"candidates": [], "usageMetadata": {"promptTokenCount": 5}},
+        )
+    )
     expected = {"openai": ("unavailable", "no_choices"), "gemini": ("internal", "empty_response")}[provider]
     # Streamed: a complete tool round first. Not streamed: the empty answer is the first one.
     script = [_stream(wire.tool_chunks(GOOD_ARGS)), empty] if streaming else [empty]

@@ -66,8 +66,12 @@ SETTINGS = dict(
     deadline=None,
     database=None,  # nothing written into the tree; derandomize makes every run the same
     derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
-                           HealthCheck.large_base_example],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+        HealthCheck.large_base_example,
+    ],
 )
 HOSTILE_EXAMPLES = 40
 VALID_EXAMPLES = 25
@@ -123,7 +127,9 @@ def instrument(fn: Callable[..., Any]) -> Instrumented:
             annotation = hints[name]
         else:  # as the schema builder does: the type of a plain default, else anything
             annotation = type(param.default) if type(param.default) in _DEFAULT_TYPES else Any
-        made.adapters[name] = TypeAdapter(annotation, config=ConfigDict(strict=True)) if _plain(annotation) else TypeAdapter(annotation)
+        made.adapters[name] = (
+            TypeAdapter(annotation, config=ConfigDict(strict=True)) if _plain(annotation) else TypeAdapter(annotation)
+        )
     return made
 
 
@@ -138,10 +144,40 @@ def _plain(annotation: Any) -> bool:
 
 # -- JSON values, hostile and valid ------------------------------------------------------------
 ODD_STRINGS = [
-    "", " ", "null", "None", "true", "false", "0", "-1", "1e309", "NaN", "Infinity", "2024-02-30", "2024-13-01",
-    "\x00", "\x00\x01\x02", "\n", "ABC\n", "AB\n", "\u202eRTL", "\ufeffBOM", "😀" * 3, "\ud83d", "x\udfffy", "é" * 10,
-    "'; DROP TABLE events; --", "{user_name}", "{app:x}", "<script>alert(1)</script>", "%s%n%x", "../" * 10,
-    "9" * 400, "1" * 5000, "{\"a\": 1}", "[1, 2]",
+    "",
+    " ",
+    "null",
+    "None",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "1e309",
+    "NaN",
+    "Infinity",
+    "2024-02-30",
+    "2024-13-01",
+    "\x00",
+    "\x00\x01\x02",
+    "\n",
+    "ABC\n",
+    "AB\n",
+    "\u202eRTL",
+    "\ufeffBOM",
+    "😀" * 3,
+    "\ud83d",
+    "x\udfffy",
+    "é" * 10,
+    "'; DROP TABLE events; --",
+    "{user_name}",
+    "{app:x}",
+    "<script>alert(1)</script>",
+    "%s%n%x",
+    "../" * 10,
+    "9" * 400,
+    "1" * 5000,
+    '{"a": 1}',
+    "[1, 2]",
 ]
 _text = st.text(max_size=30) | st.text(st.characters(exclude_categories=()), max_size=10) | st.sampled_from(ODD_STRINGS)
 _huge_text = st.integers(1_000, 100_000).map(lambda n: "x" * n) | st.integers(100, 10_000).map(lambda n: "é😀" * n)
@@ -191,9 +227,18 @@ def valid_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "integer":
         return st.integers(schema.get("minimum"), schema.get("maximum"))
     if kind == "number":
-        lo, hi = schema.get("minimum", schema.get("exclusiveMinimum")), schema.get("maximum", schema.get("exclusiveMaximum"))
-        floats = st.floats(lo, hi, allow_nan=False, allow_infinity=False, exclude_min="exclusiveMinimum" in schema,
-                           exclude_max="exclusiveMaximum" in schema)
+        lo, hi = (
+            schema.get("minimum", schema.get("exclusiveMinimum")),
+            schema.get("maximum", schema.get("exclusiveMaximum")),
+        )
+        floats = st.floats(
+            lo,
+            hi,
+            allow_nan=False,
+            allow_infinity=False,
+            exclude_min="exclusiveMinimum" in schema,
+            exclude_max="exclusiveMaximum" in schema,
+        )
         return floats if lo is not None or hi is not None else floats | st.integers(-(2**53), 2**53)
     if kind == "string":
         low, high = schema.get("minLength", 0), schema.get("maxLength")
@@ -201,14 +246,19 @@ def valid_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
             return st.dates().map(lambda d: d.isoformat())
         if "pattern" in schema:
             return st.from_regex(schema["pattern"], fullmatch=True).filter(
-                lambda s: len(s) >= low and (high is None or len(s) <= high))
+                lambda s: len(s) >= low and (high is None or len(s) <= high)
+            )
         return st.text(min_size=low, max_size=30 if high is None else high)
     if kind == "array":
         if "prefixItems" in schema:
             return st.tuples(*(valid_for(item) for item in schema["prefixItems"])).map(list)
         unique = bool(schema.get("uniqueItems"))
-        return st.lists(valid_for(schema.get("items", {})), min_size=schema.get("minItems", 0),
-                        max_size=schema.get("maxItems", 5), unique_by=(lambda v: json.dumps(v, sort_keys=True)) if unique else None)
+        return st.lists(
+            valid_for(schema.get("items", {})),
+            min_size=schema.get("minItems", 0),
+            max_size=schema.get("maxItems", 5),
+            unique_by=(lambda v: json.dumps(v, sort_keys=True)) if unique else None,
+        )
     if kind == "object":
         props = schema.get("properties", {})
         required = set(schema.get("required", ()))
@@ -219,8 +269,11 @@ def valid_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         extra = schema.get("additionalProperties", True)
         if extra is False:
             return fixed
-        others = st.dictionaries(st.text(max_size=20).filter(lambda k: k not in props), JSON_VALUES.filter(_is_strict_json) if extra is True
-                                 else valid_for(extra), max_size=3)
+        others = st.dictionaries(
+            st.text(max_size=20).filter(lambda k: k not in props),
+            JSON_VALUES.filter(_is_strict_json) if extra is True else valid_for(extra),
+            max_size=3,
+        )
         return st.builds(lambda extra_items, own: {**extra_items, **own}, others, fixed)
     raise AssertionError(f"the generator does not know schema type {kind!r}")
 
@@ -249,11 +302,15 @@ def mutated(draw: st.DrawFn, made: Instrumented) -> Any:
     """Valid arguments with one thing broken (or not: some mutations stay valid)."""
     args: dict[str, Any] = draw(valid_for(made.schema.parameters))
     keys = sorted(args)
-    op = draw(st.sampled_from(["drop", "extra", "replace", "none_all", "none_deep", "swap", "stringify", "wrap", "context"]))
+    op = draw(
+        st.sampled_from(["drop", "extra", "replace", "none_all", "none_deep", "swap", "stringify", "wrap", "context"])
+    )
     if op == "drop" and keys:
         args.pop(draw(st.sampled_from(keys)))
     elif op == "extra":
-        args[draw(st.sampled_from(["p0", "p1", "__class__", "model_config", "self", "kwargs", "ctx"]) | _text)] = draw(HOSTILE_VALUES)
+        args[draw(st.sampled_from(["p0", "p1", "__class__", "model_config", "self", "kwargs", "ctx"]) | _text)] = draw(
+            HOSTILE_VALUES
+        )
     elif op == "replace" and keys:
         args[draw(st.sampled_from(keys))] = draw(HOSTILE_VALUES)
     elif op == "none_all":
@@ -347,7 +404,9 @@ class Stats:
         if self.coercions:
             parts.append("coercions: " + ", ".join(f"{k} x{v}" for k, v in self.coercions.most_common(6)))
         if self.odd_refusals:
-            parts.append("refused by a non-ToolArgumentsError: " + ", ".join(f"{k} x{v}" for k, v in self.odd_refusals.items()))
+            parts.append(
+                "refused by a non-ToolArgumentsError: " + ", ".join(f"{k} x{v}" for k, v in self.odd_refusals.items())
+            )
         return "; ".join(parts)
 
 
@@ -369,7 +428,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return json.dumps(_jsonable(a), sort_keys=True, default=repr) == json.dumps(_jsonable(b), sort_keys=True, default=repr)
+    return json.dumps(_jsonable(a), sort_keys=True, default=repr) == json.dumps(
+        _jsonable(b), sort_keys=True, default=repr
+    )
 
 
 REFUSED = object()
@@ -382,6 +443,7 @@ def as_sent(args: Any) -> Any:
     halves paired, a lone one made U+FFFD) and arguments holding NaN or Infinity are answered
     with invalid_arguments instead of running.
     """
+
     def non_finite(value: Any) -> bool:
         if isinstance(value, float):
             return not math.isfinite(value)
@@ -430,7 +492,9 @@ def check_received(made: Instrumented, kwargs: dict[str, Any], expected: dict[st
     assert error is None, f"{made.name}: received arguments outside the schema: {error}: {document!r}"
 
 
-def check_call(made: Instrumented, args: Any, response: dict[str, Any], received: list[dict[str, Any]], stats: Stats) -> None:
+def check_call(
+    made: Instrumented, args: Any, response: dict[str, Any], received: list[dict[str, Any]], stats: Stats
+) -> None:
     stats.tried += 1
     expected = expected_outcome(made, args, stats)
     sent = as_sent(args)
@@ -499,8 +563,9 @@ def test_the_whole_corpus_is_covered(instrumented: dict[str, Instrumented]) -> N
 
 @pytest.mark.parametrize("kind", ["hostile", "valid", "mutated"])
 @pytest.mark.parametrize("name", [fn.__name__ for fn in FUNCTIONS])
-def test_tool_runs_only_with_arguments_its_schema_accepts(instrumented: dict[str, Instrumented], tally: Any,
-                                                          name: str, kind: str) -> None:
+def test_tool_runs_only_with_arguments_its_schema_accepts(
+    instrumented: dict[str, Instrumented], tally: Any, name: str, kind: str
+) -> None:
     made = instrumented[name]
     stats = Stats()
     strategy, examples = {
@@ -516,8 +581,12 @@ def test_tool_runs_only_with_arguments_its_schema_accepts(instrumented: dict[str
         stats.lost += 1
         raise
     finally:
-        tally.record(f"tool args: {kind} (agent loop)", stats.tried, stats.lost,
-                     f"{name}: {stats.note()}" if stats.coerced or stats.odd_refusals else "")
+        tally.record(
+            f"tool args: {kind} (agent loop)",
+            stats.tried,
+            stats.lost,
+            f"{name}: {stats.note()}" if stats.coerced or stats.odd_refusals else "",
+        )
 
 
 @st.composite
@@ -546,8 +615,13 @@ def test_batches_of_hostile_calls(instrumented: dict[str, Instrumented], tally: 
         for made in instrumented.values():
             made.received.clear()
         model = ScriptedModel([[_call_part(name, args) for name, args in calls], "done"])
-        agent = LlmAgent(name="hostile", model=model, tools=tools, tool_execution_strategy=strategy,
-                         default_retry_budget=RetryBudget(max_retries=1))
+        agent = LlmAgent(
+            name="hostile",
+            model=model,
+            tools=tools,
+            tool_execution_strategy=strategy,
+            default_retry_budget=RetryBudget(max_retries=1),
+        )
         result = await agent.run_async("go", streaming=False)
         assert result.text == "done"
         sent = [c for e in result.events for c in e.function_calls()]
@@ -579,9 +653,17 @@ def test_batches_of_hostile_calls(instrumented: dict[str, Instrumented], tally: 
                         expected.setdefault(name, []).append(want)
                 for name, made in instrumented.items():
                     want_all = expected.get(name, [])
-                    assert len(made.received) == len(want_all), f"{name} ran {len(made.received)}x, {len(want_all)} valid calls"
-                    got = sorted(json.dumps(_jsonable({k: v for k, v in r.items() if k != made.schema.context_param}),
-                                            sort_keys=True, default=repr) for r in made.received)
+                    assert len(made.received) == len(want_all), (
+                        f"{name} ran {len(made.received)}x, {len(want_all)} valid calls"
+                    )
+                    got = sorted(
+                        json.dumps(
+                            _jsonable({k: v for k, v in r.items() if k != made.schema.context_param}),
+                            sort_keys=True,
+                            default=repr,
+                        )
+                        for r in made.received
+                    )
                     assert got == sorted(json.dumps(_jsonable(w), sort_keys=True, default=repr) for w in want_all)
                     for kwargs in made.received:
                         check_received(made, dict(kwargs), _matching(want_all, kwargs, made))
@@ -630,8 +712,9 @@ class SchemaTool(Tool):
 
 @pytest.mark.parametrize("kind", ["handler", "subclass"])
 @pytest.mark.parametrize("name", [fn.__name__ for fn in FUNCTIONS])
-def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrumented], tally: Any, name: str,
-                                              kind: str) -> None:
+def test_handler_tool_with_a_json_schema_dict(
+    instrumented: dict[str, Instrumented], tally: Any, name: str, kind: str
+) -> None:
     """The handler (or a custom Tool subclass's `execute`) runs iff the tool's checker accepts, with the
     arguments as sent; what it accepts fits every keyword the checker enforces, and arguments the full
     schema accepts are never refused."""
@@ -672,7 +755,11 @@ def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrument
                         tool.validate_args(sent)
                     except ValueError:
                         accepted = False
-                full = made.json_check(sent) if sent is not REFUSED and _is_strict_json(sent) else ("non-portable JSON", args)
+                full = (
+                    made.json_check(sent)
+                    if sent is not REFUSED and _is_strict_json(sent)
+                    else ("non-portable JSON", args)
+                )
                 if not accepted:
                     stats.refused += 1
                     assert got == [] and response.get("code") == "invalid_arguments", response
@@ -687,23 +774,37 @@ def test_handler_tool_with_a_json_schema_dict(instrumented: dict[str, Instrument
         stats.lost += 1
         raise
     finally:
-        tally.record("handler tool + JSON-schema dict" if kind == "handler" else "custom Tool subclass + JSON-schema dict",
-                     stats.tried, stats.lost)
+        tally.record(
+            "handler tool + JSON-schema dict" if kind == "handler" else "custom Tool subclass + JSON-schema dict",
+            stats.tried,
+            stats.lost,
+        )
 
 
-@pytest.mark.parametrize(("keyword", "schema", "args"), [
-    ("pattern", {"code": {"type": "string", "pattern": "^[A-Z]+$"}}, {"code": "abc"}),
-    ("exclusiveMinimum", {"ratio": {"type": "number", "exclusiveMinimum": 0}}, {"ratio": 0}),
-    ("exclusiveMaximum", {"ratio": {"type": "number", "exclusiveMaximum": 1}}, {"ratio": 1}),
-    ("uniqueItems", {"ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}}, {"ids": [1, 1]}),
-    ("prefixItems", {"point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}]}}, {"point": ["a", "b"]}),
-    ("format", {"when": {"type": "string", "format": "date"}}, {"when": "yesterday"}),
-], ids=["pattern", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "prefixItems", "format"])
-def test_json_schema_dict_keywords_are_enforced(keyword: str, schema: dict[str, Any], args: dict[str, Any], tally: Any) -> None:
+@pytest.mark.parametrize(
+    ("keyword", "schema", "args"),
+    [
+        ("pattern", {"code": {"type": "string", "pattern": "^[A-Z]+$"}}, {"code": "abc"}),
+        ("exclusiveMinimum", {"ratio": {"type": "number", "exclusiveMinimum": 0}}, {"ratio": 0}),
+        ("exclusiveMaximum", {"ratio": {"type": "number", "exclusiveMaximum": 1}}, {"ratio": 1}),
+        ("uniqueItems", {"ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}}, {"ids": [1, 1]}),
+        (
+            "prefixItems",
+            {"point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}]}},
+            {"point": ["a", "b"]},
+        ),
+        ("format", {"when": {"type": "string", "format": "date"}}, {"when": "yesterday"}),
+    ],
+    ids=["pattern", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "prefixItems", "format"],
+)
+def test_json_schema_dict_keywords_are_enforced(
+    keyword: str, schema: dict[str, Any], args: dict[str, Any], tally: Any
+) -> None:
     with tally.case(f"handler tool + JSON-schema dict: {keyword} enforced"):
         got: list[Any] = []
         tool = FunctionTool("t", "T.", lambda ctx, a: got.append(a) or {"ran": True}).with_parameters_schema(
-            {"type": "object", "properties": schema})
+            {"type": "object", "properties": schema}
+        )
         result = LlmAgent(name="a", model=ScriptedModel([FunctionCall("t", args), "done"]), tools=[tool]).run("go")
         assert result.text == "done"
         assert got == [], f"the handler ran with {args!r}, which breaks {keyword}"
@@ -728,8 +829,11 @@ def test_deeply_nested_wrong_argument_is_an_error_response_not_a_crash(tally: An
         schema = function_schema(forecast)
         with pytest.raises(ToolArgumentsError):
             schema.validate({"city": _nest(2000, 1, False)})
-        agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("forecast", {"city": _nest(2000, 1, False)}), "done"]),
-                         tools=[forecast])
+        agent = LlmAgent(
+            name="a",
+            model=ScriptedModel([FunctionCall("forecast", {"city": _nest(2000, 1, False)}), "done"]),
+            tools=[forecast],
+        )
         assert agent.run("go").text == "done"
 
 

@@ -49,8 +49,12 @@ from adk_notebook import (
 from adk_notebook.notebook.render import markdown_to_html, state_html, state_text
 from adk_notebook.notebook.transcript import Transcript
 
-SETTINGS: dict[str, Any] = {"deadline": None, "database": None, "derandomize": True,
-                            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+SETTINGS: dict[str, Any] = {
+    "deadline": None,
+    "database": None,
+    "derandomize": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 EXAMPLES = 300
 JS_SAMPLE = 40  # runs also drawn by the JS (one Node process for all of them)
 MARKDOWN_SAMPLE = 800  # texts drawn by both markdown renderers
@@ -58,24 +62,98 @@ MARKDOWN_SAMPLE = 800  # texts drawn by both markdown renderers
 UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 VOID = {"br", "img"}
 FRAGMENTS = [
-    "<script>window.__pwned=1</script>", "<x-pwn>", '<div data-pwn="1">', '<a href="https://e.com" data-pwn>',
-    "</code></pre></div>", "`", "``", "`code`", "[x](https://a.com/`b`)", "[`c` d](https://e.f/`g`)", "[l](javascript:x)",
-    "**", "*", "_", "__", "# ", "- ", "1. ", "```", "\n", "\r\n", "\r", "\t", " ", "&amp;", "&", '"', "'", "<", ">",
-    "https://", "data:text/html,<b>", "\x00", "\x1b[2J", "\x1b]0;title\x07", "\x7f", "\x85", "\u2028", "\ud800", "\udc00",
-    "\ud83d", "\ude00", "\U0001f600", "\ufeff", "\ue000", "\ue004", "\x01", "\x05", "0\x00", "\x000\x00",
+    "<script>window.__pwned=1</script>",
+    "<x-pwn>",
+    '<div data-pwn="1">',
+    '<a href="https://e.com" data-pwn>',
+    "</code></pre></div>",
+    "`",
+    "``",
+    "`code`",
+    "[x](https://a.com/`b`)",
+    "[`c` d](https://e.f/`g`)",
+    "[l](javascript:x)",
+    "**",
+    "*",
+    "_",
+    "__",
+    "# ",
+    "- ",
+    "1. ",
+    "```",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    " ",
+    "&amp;",
+    "&",
+    '"',
+    "'",
+    "<",
+    ">",
+    "https://",
+    "data:text/html,<b>",
+    "\x00",
+    "\x1b[2J",
+    "\x1b]0;title\x07",
+    "\x7f",
+    "\x85",
+    "\u2028",
+    "\ud800",
+    "\udc00",
+    "\ud83d",
+    "\ude00",
+    "\U0001f600",
+    "\ufeff",
+    "\ue000",
+    "\ue004",
+    "\x01",
+    "\x05",
+    "0\x00",
+    "\x000\x00",
     # where Python's and JavaScript's regexes differ unless both keep to ASCII classes
-    "\u00a0", "\u2003", "\u3000", "\u1680", "\u2029", "\u0661\u0662. ", "\u017f", "\u212a", "é", "_é_", "*é*", "__é__",
-    "HTTPS://", "[x](HTTPS://A.B)", "[x](http\u017f://a)", "```é", "#\u00a0x", "-\u00a0x",
+    "\u00a0",
+    "\u2003",
+    "\u3000",
+    "\u1680",
+    "\u2029",
+    "\u0661\u0662. ",
+    "\u017f",
+    "\u212a",
+    "é",
+    "_é_",
+    "*é*",
+    "__é__",
+    "HTTPS://",
+    "[x](HTTPS://A.B)",
+    "[x](http\u017f://a)",
+    "```é",
+    "#\u00a0x",
+    "-\u00a0x",
 ]
 _chars = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())
 text = st.lists(st.sampled_from(FRAGMENTS) | st.text(_chars, max_size=4), max_size=8).map("".join)
 call_ids = st.sampled_from(["call_0", "call_0", "call_1", "", "\x00", "<b>"]) | text
 names = st.sampled_from(["lookup", "get_weather"]) | text
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | text,
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
-                           max_leaves=6)
-uris = st.sampled_from(["https://e.com/r.pdf", "javascript:alert(1)", "data:application/pdf;base64,AAAA",
-                        'https://e.com/"><script>', "gs://b/o", "file:///etc/passwd"]) | text
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=6,
+)
+uris = (
+    st.sampled_from(
+        [
+            "https://e.com/r.pdf",
+            "javascript:alert(1)",
+            "data:application/pdf;base64,AAAA",
+            'https://e.com/"><script>',
+            "gs://b/o",
+            "file:///etc/passwd",
+        ]
+    )
+    | text
+)
 mimes = st.sampled_from(["application/pdf", "image/png", "image/svg+xml", "text/html"]) | text
 
 
@@ -83,8 +161,9 @@ mimes = st.sampled_from(["application/pdf", "image/png", "image/svg+xml", "text/
 def events(draw: st.DrawFn) -> list[Event]:
     out: list[Event] = []
     for _ in range(draw(st.integers(1, 8))):
-        kind = draw(st.sampled_from(["user", "text", "chunks", "calls", "answers", "progress", "state", "error",
-                                     "media"]))
+        kind = draw(
+            st.sampled_from(["user", "text", "chunks", "calls", "answers", "progress", "state", "error", "media"])
+        )
         if kind == "user":
             out.append(Event("user", Content.user(draw(text))))
         elif kind == "text":
@@ -94,25 +173,44 @@ def events(draw: st.DrawFn) -> list[Event]:
             if draw(st.booleans()):
                 out.append(Event("bot", Content.model(draw(text))))
         elif kind == "calls":
-            calls = draw(st.lists(st.builds(FunctionCall, names, st.dictionaries(text, json_values, max_size=2),
-                                            call_ids), min_size=1, max_size=3))
+            calls = draw(
+                st.lists(
+                    st.builds(FunctionCall, names, st.dictionaries(text, json_values, max_size=2), call_ids),
+                    min_size=1,
+                    max_size=3,
+                )
+            )
             out.append(Event("bot", Content("model", [Part(function_call=c) for c in calls])))
         elif kind == "answers":
-            pairs = draw(st.lists(st.tuples(names, call_ids, st.dictionaries(st.sampled_from(["error", "r"]) | text,
-                                                                             json_values, max_size=2)),
-                                  min_size=1, max_size=3))
+            pairs = draw(
+                st.lists(
+                    st.tuples(
+                        names,
+                        call_ids,
+                        st.dictionaries(st.sampled_from(["error", "r"]) | text, json_values, max_size=2),
+                    ),
+                    min_size=1,
+                    max_size=3,
+                )
+            )
             parts = [Part(function_response=FunctionResponse(n, r, i)) for n, i, r in pairs]
             outcomes = [ToolOutcome(i, n, {}, draw(st.booleans()), 0.5, draw(text) or None) for n, i, _ in pairs]
             out.append(Event("bot", Content("tool", parts), tool_outcomes=draw(st.sampled_from([outcomes, []]))))
         elif kind == "progress":
-            out.append(Event("bot", partial=True, progress=ToolProgress(draw(call_ids), draw(names), "stdout",
-                                                                         draw(text))))
+            out.append(
+                Event("bot", partial=True, progress=ToolProgress(draw(call_ids), draw(names), "stdout", draw(text)))
+            )
         elif kind == "state":
-            out.append(Event("bot", actions=EventActions(state_delta=draw(st.dictionaries(text, json_values,
-                                                                                           max_size=2)),
-                                                         artifact_delta=draw(st.dictionaries(text, st.integers(0, 9),
-                                                                                             max_size=1)),
-                                                         transfer_to_agent=draw(st.none() | text))))
+            out.append(
+                Event(
+                    "bot",
+                    actions=EventActions(
+                        state_delta=draw(st.dictionaries(text, json_values, max_size=2)),
+                        artifact_delta=draw(st.dictionaries(text, st.integers(0, 9), max_size=1)),
+                        transfer_to_agent=draw(st.none() | text),
+                    ),
+                )
+            )
         elif kind == "error":
             out.append(Event("bot", error=AdkError.tool(draw(text) or "x")))
         else:
@@ -135,8 +233,11 @@ class Checked(HTMLParser):
         for name, value in attrs:
             if name.startswith("on") or "pwn" in name:
                 self.problems.append(f"attribute {name} on <{tag}>")
-            if tag == "a" and name == "href" and not re.match(r"^(https?://|data:application/pdf;base64,)", value or "",
-                                                             re.IGNORECASE):
+            if (
+                tag == "a"
+                and name == "href"
+                and not re.match(r"^(https?://|data:application/pdf;base64,)", value or "", re.IGNORECASE)
+            ):
                 self.problems.append(f"href {value!r}")
             if tag == "img" and name == "src" and not re.match(r"^data:image/[a-z+]+;base64,", value or ""):
                 self.problems.append(f"src {value!r}")
@@ -223,12 +324,17 @@ def test_hostile_runs_look_the_same_live_and_saved_and_markdown_agrees(tmp_path:
         initial, deltas, final, _ = tracked_run(run)
         views.append({"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True}, {"state": final}]})
     out = run_js(tmp_path, views, texts)
-    differ = [n for n, (live, saved) in enumerate(out["views"]) if (live["text"], live["tags"]) != (saved["text"],
-                                                                                                   saved["tags"])]
+    differ = [
+        n
+        for n, (live, saved) in enumerate(out["views"])
+        if (live["text"], live["tags"]) != (saved["text"], saved["tags"])
+    ]
     unclean = [n for n, (_, saved) in enumerate(out["views"]) if UNSAFE.search(saved["text"])]
     # Each renderer gets the text as it reaches it: the JS through JSON, where two lone halves
     # of a surrogate pair become one character (the Transcript cleans them before that).
-    mismatched = [t for t, js in zip(texts, out["markdown"], strict=True) if js != markdown_to_html(json.loads(json.dumps(t)))]
+    mismatched = [
+        t for t, js in zip(texts, out["markdown"], strict=True) if js != markdown_to_html(json.loads(json.dumps(t)))
+    ]
     tally.record("transcript: hostile runs, JS live vs saved", len(runs), len(differ) + len(unclean))
     tally.record("transcript: hostile markdown, JS vs Python", len(texts), len(mismatched))
     assert not differ and not unclean, (differ, unclean)

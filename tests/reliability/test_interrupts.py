@@ -87,7 +87,7 @@ class SlowStreamingModel(Llm):
         if request.contents[last_user].text == "again":
             item: Any = RECOVERED
         else:
-            turn = sum(1 for c in request.contents[last_user + 1:] if c.role == "tool")
+            turn = sum(1 for c in request.contents[last_user + 1 :] if c.role == "tool")
             item = self.plan[turn]
         response = to_response(_fresh(item))
         if stream and response.content is not None:
@@ -191,7 +191,9 @@ def make_scenario(kind: str, rng: random.Random) -> Scenario:
             [FunctionCall("work", {"n": 1, "sleep": sleep()}), FunctionCall("work", {"n": 2, "sleep": sleep()})],
             "three turns done",
         ]
-        return Scenario(kind, plan, strategy="parallel", points=["tool0", "tool1", "tool2"] + [f"event{i}" for i in range(1, 9)])
+        return Scenario(
+            kind, plan, strategy="parallel", points=["tool0", "tool1", "tool2"] + [f"event{i}" for i in range(1, 9)]
+        )
     raise AssertionError(kind)
 
 
@@ -216,7 +218,9 @@ def check_consistent(session: Session, initial: dict[str, Any], full_texts: set[
             calls[call.id] = index
         for response in event.function_responses():
             assert response.id not in answered, f"call {response.id} answered twice"
-            assert response.id in calls and calls[response.id] < index, f"response {response.id} without its call before it"
+            assert response.id in calls and calls[response.id] < index, (
+                f"response {response.id} without its call before it"
+            )
             answered[response.id] = index
     assert set(calls) == set(answered), f"calls without a response: {set(calls) - set(answered)}"
     folded = dict(initial)
@@ -230,12 +234,19 @@ def check_consistent(session: Session, initial: dict[str, Any], full_texts: set[
 def check_sqlite_tables(path: str, app: str, session_id: str, initial: dict[str, Any]) -> None:
     """The scoped state rows themselves equal the fold of the stored deltas of each scope."""
     with sqlite3.connect(path) as conn:
-        rows = conn.execute("SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq",
-                            (app, USER, session_id)).fetchall()
-        own = json.loads(conn.execute("SELECT state FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?",
-                                      (app, USER, session_id)).fetchone()[0])
+        rows = conn.execute(
+            "SELECT data FROM events WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq",
+            (app, USER, session_id),
+        ).fetchall()
+        own = json.loads(
+            conn.execute(
+                "SELECT state FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?", (app, USER, session_id)
+            ).fetchone()[0]
+        )
         app_row = conn.execute("SELECT state FROM app_states WHERE app_name = ?", (app,)).fetchone()
-        user_row = conn.execute("SELECT state FROM user_states WHERE app_name = ? AND user_id = ?", (app, USER)).fetchone()
+        user_row = conn.execute(
+            "SELECT state FROM user_states WHERE app_name = ? AND user_id = ?", (app, USER)
+        ).fetchone()
     scopes: dict[str, dict[str, Any]] = {"app": {}, "user": {}, "session": {}}
     deltas = [initial] + [json.loads(data)["actions"]["state_delta"] for (data,) in rows]
     for delta in deltas:
@@ -263,9 +274,14 @@ async def interrupted_run(i: int, rng: random.Random, service: Any, sqlite_path:
     app = f"app{i}"
     probe = Probe()
     model = SlowStreamingModel(scenario.plan, delay=rng.uniform(0.0002, 0.002))
-    agent = LlmAgent(name="agent", model=model, tools=make_tools(probe, rng), tool_execution_strategy=scenario.strategy,
-                     tool_retry_budgets={"flaky": RetryBudget(max_retries=3, delay=rng.uniform(0.001, 0.005))},
-                     output_key="answer")
+    agent = LlmAgent(
+        name="agent",
+        model=model,
+        tools=make_tools(probe, rng),
+        tool_execution_strategy=scenario.strategy,
+        tool_retry_budgets={"flaky": RetryBudget(max_retries=3, delay=rng.uniform(0.001, 0.005))},
+        output_key="answer",
+    )
     runner = Runner(app_name=app, agent=agent, session_service=service)
     initial = {"init": i, "user:seen": True, "app:version": 1}
     session = await service.create(app_name=app, user_id=USER, state=initial)
@@ -386,9 +402,13 @@ def test_cancel_at_random_points_keeps_the_session_consistent(backend: str, tmp_
     finally:
         if isinstance(service, SqliteSessionService):
             service.close()
-        tally.record(f"cancel at random points ({backend})", tried, tried - outcome.checked,
-                     f"{outcome.landed} cancels landed mid-run, {outcome.finished_first} runs finished before the "
-                     f"cancel, {outcome.calls_cancelled} with stored calls answered 'cancelled'; landed by kind {dict(sorted(outcome.by_kind.items()))}; {time.perf_counter() - started:.1f}s")
+        tally.record(
+            f"cancel at random points ({backend})",
+            tried,
+            tried - outcome.checked,
+            f"{outcome.landed} cancels landed mid-run, {outcome.finished_first} runs finished before the "
+            f"cancel, {outcome.calls_cancelled} with stored calls answered 'cancelled'; landed by kind {dict(sorted(outcome.by_kind.items()))}; {time.perf_counter() - started:.1f}s",
+        )
     assert outcome.landed == RUNS_PER_SERVICE
 
 
@@ -404,8 +424,13 @@ def test_break_at_random_points_frees_the_session(backend: str, tmp_path: Any, t
     async def one(i: int) -> None:
         scenario = make_scenario(KINDS[i % len(KINDS)], rng)
         model = SlowStreamingModel(scenario.plan, delay=0)
-        agent = LlmAgent(name="agent", model=model, tools=make_tools(Probe(), rng), tool_execution_strategy=scenario.strategy,
-                         tool_retry_budgets={"flaky": RetryBudget(max_retries=3)})
+        agent = LlmAgent(
+            name="agent",
+            model=model,
+            tools=make_tools(Probe(), rng),
+            tool_execution_strategy=scenario.strategy,
+            tool_retry_budgets={"flaky": RetryBudget(max_retries=3)},
+        )
         runner = Runner(app_name=f"b{i}", agent=agent, session_service=service)
         session = await service.create(app_name=f"b{i}", user_id=USER)
         held = runner.run(user_id=USER, session_id=session.id, content="go")
@@ -449,8 +474,11 @@ async def test_one_runner_refuses_a_second_run_while_cancelling(tally: Any) -> N
 
     sessions = InMemorySessionService()
     model = SlowStreamingModel([[FunctionCall("wait", {})], "never"], delay=0)
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
-                    session_service=sessions)
+    runner = Runner(
+        app_name="a",
+        agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
+        session_service=sessions,
+    )
     session = await sessions.create(app_name="a", user_id=USER)
     task = asyncio.create_task(runner.run_to_result(user_id=USER, session_id=session.id, content="go"))
     await asyncio.wait_for(gate.wait(), 5)
@@ -483,8 +511,11 @@ async def abandon_a_run(backend: str, tmp_path: Any, ending: str, stepping: str 
     path = str(tmp_path / "sessions.db") if backend == "sqlite" else None
     service = SqliteSessionService(path) if path else InMemorySessionService()
     model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
-                    session_service=service)
+    runner = Runner(
+        app_name="a",
+        agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
+        session_service=service,
+    )
     session = await service.create(app_name="a", user_id=USER)
     stream = runner.run(user_id=USER, session_id=session.id, content="go")
     shown = asyncio.Event()
@@ -612,8 +643,11 @@ async def test_a_stream_dropped_after_a_break_is_closed_without_the_garbage_coll
     with tally.case("stream dropped after a break (cycle collector off): run closed at once"):
         sessions = InMemorySessionService()
         model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
-        runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
-                        session_service=sessions)
+        runner = Runner(
+            app_name="a",
+            agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
+            session_service=sessions,
+        )
         session = await sessions.create(app_name="a", user_id=USER)
         gc.disable()
         try:
@@ -643,8 +677,11 @@ async def test_closing_an_abandoned_stream_late_leaves_the_next_run_alone(tally:
 
         sessions = InMemorySessionService()
         model = SlowStreamingModel([[FunctionCall("wait", {})], "done"], delay=0)
-        runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
-                        session_service=sessions)
+        runner = Runner(
+            app_name="a",
+            agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
+            session_service=sessions,
+        )
         session = await sessions.create(app_name="a", user_id=USER)
         stream = runner.run(user_id=USER, session_id=session.id, content="go")
 
@@ -684,8 +721,11 @@ def _sleeper_runner(seconds: float) -> tuple[Runner, InMemorySessionService, Slo
 
     sessions = InMemorySessionService()
     model = SlowStreamingModel([[FunctionCall("wait", {})], "done"], delay=0)
-    runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
-                    session_service=sessions)
+    runner = Runner(
+        app_name="a",
+        agent=LlmAgent(name="a", model=model, tools=[FunctionTool("wait", "Wait.", wait)]),
+        session_service=sessions,
+    )
     return runner, sessions, model, started
 
 
@@ -749,15 +789,20 @@ async def test_cancel_closes_a_held_stream_that_nobody_steps(tally: Any) -> None
 
 
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_a_break_out_of_async_for_on_a_held_stream_frees_the_session(backend: str, tmp_path: Any, tally: Any) -> None:
+async def test_a_break_out_of_async_for_on_a_held_stream_frees_the_session(
+    backend: str, tmp_path: Any, tally: Any
+) -> None:
     """`async for` over a stream a variable still holds (a notebook global), then `break` on the
     function call event: the next message is not refused, and the model sees every call answered."""
     with tally.case(f"break out of async for on a held stream: next message works ({backend})"):
         path = str(tmp_path / "sessions.db") if backend == "sqlite" else None
         service = SqliteSessionService(path) if path else InMemorySessionService()
         model = SlowStreamingModel([[FunctionCall("work", {"n": 0, "sleep": 0.001})], "done"], delay=0)
-        runner = Runner(app_name="a", agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
-                        session_service=service)
+        runner = Runner(
+            app_name="a",
+            agent=LlmAgent(name="a", model=model, tools=make_tools(Probe(), random.Random(0))),
+            session_service=service,
+        )
         session = await service.create(app_name="a", user_id=USER)
         held = runner.run(user_id=USER, session_id=session.id, content="go")
         async for event in held:

@@ -32,7 +32,9 @@ LIMIT = 3.0  # seconds: generous on a shared machine; the bench shows the real f
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name.replace(" ", ""))
 async def test_an_interrupt_ends_the_run_with_the_cell(scenario: Scenario, tmp_path: Path, tally: Any) -> None:
     outcomes = await interrupt(scenario, ROUNDS, tmp_path)
-    problems = [f"round {i}: {p} (shown: {o.shown!r})" for i, o in enumerate(outcomes) for p in o.check(scenario, LIMIT)]
+    problems = [
+        f"round {i}: {p} (shown: {o.shown!r})" for i, o in enumerate(outcomes) for p in o.check(scenario, LIMIT)
+    ]
     lost = sum(1 for o in outcomes if o.check(scenario, LIMIT))
     latencies = ", ".join(f"{o.latency:.2f}" for o in outcomes)
     tally.record(f"interrupt in a real kernel/script: {scenario.name}", len(outcomes), lost, f"latency s: {latencies}")
@@ -61,8 +63,9 @@ def test_a_second_ctrl_c_ends_a_script_whose_run_ignores_the_cancel(tmp_path: Pa
     with tally.case("script whose tool ignores the cancel: second Ctrl-C ends it"):
         script = tmp_path / "stubborn.py"
         script.write_text(SWALLOWS_THE_CANCEL)
-        process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
+        process = subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "started"
         process.send_signal(signal.SIGINT)

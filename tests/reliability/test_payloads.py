@@ -67,8 +67,9 @@ def encode(value: Any, raw: str | None) -> str:
     return text if raw is None else text.replace(json.dumps(PLACEHOLDER), raw)
 
 
-def reply(provider: Provider, streamed: bool, index: int | None, path: tuple[Any, ...], new: Any,
-          raw: str | None = None) -> Reply:
+def reply(
+    provider: Provider, streamed: bool, index: int | None, path: tuple[Any, ...], new: Any, raw: str | None = None
+) -> Reply:
     """The provider's recorded answer with one value replaced (by `new`, or by raw JSON text)."""
     if raw is not None:
         new = PLACEHOLDER
@@ -115,11 +116,21 @@ def assert_names(error: AdkError, provider: str, field: str) -> None:
 # (provider, streamed, chunk index, path, field named): a 10,000-deep value put at `path`.
 DEEP_CASES = [
     ("openai", True, 1, ("choices", 0, "delta", "content"), "stream chunk"),
-    ("openai", True, 4, ("choices", 0, "delta", "tool_calls", 0, "function", "arguments"),
-     "choices[0].delta.tool_calls[0].function.arguments"),
+    (
+        "openai",
+        True,
+        4,
+        ("choices", 0, "delta", "tool_calls", 0, "function", "arguments"),
+        "choices[0].delta.tool_calls[0].function.arguments",
+    ),
     ("openai", False, None, ("choices", 0, "message", "content"), "response body"),
-    ("openai", False, None, ("choices", 0, "message", "tool_calls", 0, "function", "arguments"),
-     "choices[0].message.tool_calls[0].function.arguments"),
+    (
+        "openai",
+        False,
+        None,
+        ("choices", 0, "message", "tool_calls", 0, "function", "arguments"),
+        "choices[0].message.tool_calls[0].function.arguments",
+    ),
     ("gemini", True, 1, ("candidates", 0, "content", "parts", 1, "functionCall", "args"), "stream chunk"),
     ("gemini", False, None, ("usageMetadata",), "response body"),
     ("anthropic", True, 2, ("delta", "text"), "stream chunk"),
@@ -128,10 +139,20 @@ DEEP_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("provider", "streamed", "index", "path", "field"), DEEP_CASES,
-                         ids=[f"{c[0]}-{c[4]}-{'streamed' if c[1] else 'body'}" for c in DEEP_CASES])
-async def test_json_nested_10000_deep(provider: str, streamed: bool, index: int | None, path: tuple[Any, ...],
-                                      field: str, server: LoopbackServer, tally: Any) -> None:
+@pytest.mark.parametrize(
+    ("provider", "streamed", "index", "path", "field"),
+    DEEP_CASES,
+    ids=[f"{c[0]}-{c[4]}-{'streamed' if c[1] else 'body'}" for c in DEEP_CASES],
+)
+async def test_json_nested_10000_deep(
+    provider: str,
+    streamed: bool,
+    index: int | None,
+    path: tuple[Any, ...],
+    field: str,
+    server: LoopbackServer,
+    tally: Any,
+) -> None:
     p = PROVIDERS[provider]
     # Arguments travel as JSON text inside the chunk: the deep JSON is that text.
     text_field = path[-1] in ("arguments", "partial_json")
@@ -151,19 +172,35 @@ async def test_an_output_schema_answer_nested_100000_deep(schema_kind: str, serv
     class Report(BaseModel):
         city: str
 
-    schema: Any = Report if schema_kind == "pydantic" else {"type": "object", "properties": {"city": {"type": "string"}}}
+    schema: Any = (
+        Report if schema_kind == "pydantic" else {"type": "object", "properties": {"city": {"type": "string"}}}
+    )
     p = PROVIDERS["openai"]
-    deep_answer = p.reply(p.body() | {"choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": nested(100_000)}}]})
-    good = p.reply(p.body() | {"choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": '{"city": "Tokyo"}'}}]})
+    deep_answer = p.reply(
+        p.body()
+        | {
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": nested(100_000)}}
+            ]
+        }
+    )
+    good = p.reply(
+        p.body()
+        | {
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"city": "Tokyo"}'}}
+            ]
+        }
+    )
     server.script[:] = [deep_answer, good]
     server.requests.clear()
     agent = LlmAgent(name="reporter", model=p.model(server.url), output_schema=schema, output_max_retries=1)
     with tally.case(f"payload: output-schema answer nested 100,000 deep ({schema_kind})"):
         result = await agent.run_async("Weather in Tokyo?", streaming=False)
-        assert result.output is not None and (result.output["city"] if isinstance(result.output, dict)
-                                              else result.output.city) == "Tokyo"
+        assert (
+            result.output is not None
+            and (result.output["city"] if isinstance(result.output, dict) else result.output.city) == "Tokyo"
+        )
         retry = json.dumps(server.requests[1].json())
         assert "deep" in retry or "recursion limit" in retry  # the model was told what was wrong with its answer
     server.script[:] = [deep_answer, deep_answer]
@@ -184,26 +221,50 @@ WRONG_TYPES = [
     ("openai", True, 1, ("choices", 0, "delta", "content"), 5, "choices[0].delta.content"),
     ("openai", True, 7, ("usage",), "lots", "usage"),
     ("openai", True, 3, ("choices", 0, "delta", "tool_calls", 0, "index"), [0], "choices[0].delta.tool_calls[0].index"),
-    ("openai", True, 3, ("choices", 0, "delta", "tool_calls", 0, "function", "name"), 5,
-     "choices[0].delta.tool_calls[0].function.name"),
+    (
+        "openai",
+        True,
+        3,
+        ("choices", 0, "delta", "tool_calls", 0, "function", "name"),
+        5,
+        "choices[0].delta.tool_calls[0].function.name",
+    ),
     ("openai", True, 6, ("choices", 0, "finish_reason"), 7, "choices[0].finish_reason"),
     ("openai", False, None, ("choices",), {"0": {}}, "choices"),
     ("openai", False, None, ("choices", 0, "message"), "hi", "choices[0].message"),
     ("openai", False, None, ("choices", 0, "message", "content"), 5, "choices[0].message.content"),
     ("openai", False, None, ("usage",), "lots", "usage"),
     ("openai", False, None, ("usage", "prompt_tokens"), "12", "usage.prompt_tokens"),
-    ("openai", False, None, ("choices", 0, "message", "tool_calls", 0, "function", "name"), 5,
-     "choices[0].message.tool_calls[0].function.name"),
+    (
+        "openai",
+        False,
+        None,
+        ("choices", 0, "message", "tool_calls", 0, "function", "name"),
+        5,
+        "choices[0].message.tool_calls[0].function.name",
+    ),
     ("gemini", True, 1, ("candidates", 0, "finishReason"), 7, "candidates[0].finishReason"),
     ("gemini", True, 0, ("candidates",), {"0": {}}, "candidates"),
     ("gemini", True, 0, ("candidates", 0, "content", "parts", 0, "text"), 5, "candidates[0].content.parts[0].text"),
-    ("gemini", True, 1, ("candidates", 0, "content", "parts", 1, "functionCall", "name"), 5,
-     "candidates[0].content.parts[1].functionCall.name"),
+    (
+        "gemini",
+        True,
+        1,
+        ("candidates", 0, "content", "parts", 1, "functionCall", "name"),
+        5,
+        "candidates[0].content.parts[1].functionCall.name",
+    ),
     ("gemini", True, 1, ("usageMetadata",), "lots", "usageMetadata"),
     ("gemini", False, None, ("candidates", 0, "finishReason"), 7, "candidates[0].finishReason"),
     ("gemini", False, None, ("candidates", 0, "content", "parts"), "It is sunny.", "candidates[0].content.parts"),
-    ("gemini", False, None, ("candidates", 0, "content", "parts", 1, "functionCall", "args"), ["Tokyo"],
-     "candidates[0].content.parts[1].functionCall.args"),
+    (
+        "gemini",
+        False,
+        None,
+        ("candidates", 0, "content", "parts", 1, "functionCall", "args"),
+        ["Tokyo"],
+        "candidates[0].content.parts[1].functionCall.args",
+    ),
     ("gemini", False, None, ("usageMetadata", "candidatesTokenCount"), "5", "usageMetadata.candidatesTokenCount"),
     ("anthropic", True, 2, ("index",), [0], "index"),
     ("anthropic", True, 2, ("delta",), "It is ", "delta"),
@@ -221,10 +282,21 @@ WRONG_TYPES = [
 ]
 
 
-@pytest.mark.parametrize(("provider", "streamed", "index", "path", "value", "field"), WRONG_TYPES,
-                         ids=[f"{c[0]}-{c[5]}={json.dumps(c[4])}-{'streamed' if c[1] else 'body'}" for c in WRONG_TYPES])
-async def test_a_field_of_the_wrong_type(provider: str, streamed: bool, index: int | None, path: tuple[Any, ...],
-                                         value: Any, field: str, server: LoopbackServer, tally: Any) -> None:
+@pytest.mark.parametrize(
+    ("provider", "streamed", "index", "path", "value", "field"),
+    WRONG_TYPES,
+    ids=[f"{c[0]}-{c[5]}={json.dumps(c[4])}-{'streamed' if c[1] else 'body'}" for c in WRONG_TYPES],
+)
+async def test_a_field_of_the_wrong_type(
+    provider: str,
+    streamed: bool,
+    index: int | None,
+    path: tuple[Any, ...],
+    value: Any,
+    field: str,
+    server: LoopbackServer,
+    tally: Any,
+) -> None:
     p = PROVIDERS[provider]
     with tally.case(f"payload: {provider} wrong-typed field"):
         error = await failure(p, server, streamed, [reply(p, streamed, index, path, value)])
@@ -242,17 +314,23 @@ NULLS = [
 ]
 
 
-@pytest.mark.parametrize(("provider", "streamed", "index", "path"), NULLS,
-                         ids=[f"{c[0]}-{'.'.join(map(str, c[3]))}-{'streamed' if c[1] else 'body'}" for c in NULLS])
-async def test_a_null_count_still_gives_the_answer(provider: str, streamed: bool, index: int | None,
-                                                   path: tuple[Any, ...], server: LoopbackServer, tally: Any) -> None:
+@pytest.mark.parametrize(
+    ("provider", "streamed", "index", "path"),
+    NULLS,
+    ids=[f"{c[0]}-{'.'.join(map(str, c[3]))}-{'streamed' if c[1] else 'body'}" for c in NULLS],
+)
+async def test_a_null_count_still_gives_the_answer(
+    provider: str, streamed: bool, index: int | None, path: tuple[Any, ...], server: LoopbackServer, tally: Any
+) -> None:
     p = PROVIDERS[provider]
     server.script[:] = [reply(p, streamed, index, path, None)]
     with tally.case(f"payload: {provider} null token count"):
         _, final = await outcome(p.model(server.url), streamed)
         assert final.content.text == "It is sunny."
         assert [c.args for c in final.content.function_calls()] == [{"city": "Tokyo"}]
-        assert all(type(n) is int for n in (final.usage.input_tokens, final.usage.output_tokens, final.usage.total_tokens))
+        assert all(
+            type(n) is int for n in (final.usage.input_tokens, final.usage.output_tokens, final.usage.total_tokens)
+        )
 
 
 # -- bodies that cannot be decoded, URLs that cannot be used ---------------------------------------
@@ -277,7 +355,14 @@ async def test_a_gzip_header_over_garbage(provider: str, streamed: bool, server:
         assert_names(error, provider, "Content-Encoding")
 
 
-BAD_URLS = ["http://127.0.0.1:99999", "http://[::1", "http://exa mple.com", "127.0.0.1:8080", "ftp://example.com", "http://"]
+BAD_URLS = [
+    "http://127.0.0.1:99999",
+    "http://[::1",
+    "http://exa mple.com",
+    "127.0.0.1:8080",
+    "ftp://example.com",
+    "http://",
+]
 
 
 @pytest.mark.parametrize("url", BAD_URLS)
@@ -328,8 +413,10 @@ def json_type(value: Any) -> type:
 
 def summary(partial: list[str], final: LlmResponse) -> Any:
     """What a user sees of an answer: the streamed text, the final parts, finish reason, usage."""
-    parts = [(p.text, p.thought, p.function_call and (p.function_call.name, p.function_call.args, p.function_call.id))
-             for p in final.content.parts]
+    parts = [
+        (p.text, p.thought, p.function_call and (p.function_call.name, p.function_call.args, p.function_call.id))
+        for p in final.content.parts
+    ]
     usage = final.usage and (final.usage.input_tokens, final.usage.output_tokens, final.usage.total_tokens)
     return "".join(partial), parts, final.finish_reason, usage
 
@@ -354,7 +441,9 @@ def assert_well_typed(partial: list[str], final: LlmResponse) -> None:
             assert depth(call.args) <= MAX_DEPTH
     assert final.finish_reason is None or type(final.finish_reason) is str
     if final.usage is not None:
-        assert all(type(n) is int for n in (final.usage.input_tokens, final.usage.output_tokens, final.usage.total_tokens))
+        assert all(
+            type(n) is int for n in (final.usage.input_tokens, final.usage.output_tokens, final.usage.total_tokens)
+        )
     json.dumps(final.content.to_dict())  # storable in a session
 
 

@@ -81,12 +81,25 @@ def echo_401(provider: str) -> Reply:
     """A 401 whose body repeats the key the request carried, in the provider's error shape."""
     if provider == "openai":
         key = CANARIES["OPENAI_API_KEY"]
-        body: Any = {"error": {"message": f"Incorrect API key provided: {key}. Header was 'Bearer {key}'.",
-                               "type": "invalid_request_error", "code": "invalid_api_key"}}
+        body: Any = {
+            "error": {
+                "message": f"Incorrect API key provided: {key}. Header was 'Bearer {key}'.",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
+        }
     elif provider == "gemini":
         key = CANARIES["GOOGLE_API_KEY"]
-        body = [{"error": {"code": 401, "message": f"API key not valid: {key}", "status": "UNAUTHENTICATED",
-                           "details": [{"reason": "API_KEY_INVALID", "metadata": {"key": key}}]}}]
+        body = [
+            {
+                "error": {
+                    "code": 401,
+                    "message": f"API key not valid: {key}",
+                    "status": "UNAUTHENTICATED",
+                    "details": [{"reason": "API_KEY_INVALID", "metadata": {"key": key}}],
+                }
+            }
+        ]
     else:
         key = CANARIES["ANTHROPIC_API_KEY"]
         body = {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key: {key}"}}
@@ -95,7 +108,10 @@ def echo_401(provider: str) -> Reply:
 
 def error_texts(error: AdkError) -> list[str]:
     return [
-        str(error), repr(error), str(error.details), json.dumps(error.to_dict(), default=str),
+        str(error),
+        repr(error),
+        str(error.details),
+        json.dumps(error.to_dict(), default=str),
         "".join(traceback.format_exception(error)),
     ]
 
@@ -111,9 +127,11 @@ def test_model_reprs_never_show_the_keys(canary_env: None, tally: Any) -> None:
         with tally.case(f"secrets: {provider} repr/str"):
             for shown in (repr(model), str(model), repr(model.provider), repr(model.provider.transport)):
                 assert leaks(shown) == [], f"{provider}: {shown}"
-    for provider, model in {"openai": OpenAIModel("gpt-4o-mini", api_key=CANARIES["OPENAI_API_KEY"]),
-                            "gemini": GeminiModel(api_key=CANARIES["GOOGLE_API_KEY"]),
-                            "anthropic": AnthropicModel(api_key=CANARIES["ANTHROPIC_API_KEY"])}.items():
+    for provider, model in {
+        "openai": OpenAIModel("gpt-4o-mini", api_key=CANARIES["OPENAI_API_KEY"]),
+        "gemini": GeminiModel(api_key=CANARIES["GOOGLE_API_KEY"]),
+        "anthropic": AnthropicModel(api_key=CANARIES["ANTHROPIC_API_KEY"]),
+    }.items():
         with tally.case(f"secrets: {provider} repr/str (api_key=)"):
             assert leaks(repr(model)) == [] and leaks(str(model)) == []
 
@@ -177,8 +195,9 @@ def test_executed_notebooks_never_show_the_keys(name: str, canary_env: None, tmp
     # Run in a folder of its own: what a notebook writes (08's eval-set files) stays out of notebooks/.
     workdir = tmp_path / "run"
     workdir.mkdir()
-    NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(workdir)}}).execute()
+    NotebookClient(
+        nb, timeout=180, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(workdir)}}
+    ).execute()
     assert "CANARY-ENV True" in "".join(o.get("text", "") for o in nb.cells.pop().outputs)
     saved = tmp_path / name
     nbformat.write(nb, saved)
@@ -208,8 +227,10 @@ def all_leaks(text: str) -> list[str]:
 
 
 def _sse(*events: tuple[str | None, Any]) -> Reply:
-    chunks = [(f"event: {name}\n" if name else "") + f"data: {d if isinstance(d, str) else json.dumps(d)}\n\n"
-              for name, d in events]
+    chunks = [
+        (f"event: {name}\n" if name else "") + f"data: {d if isinstance(d, str) else json.dumps(d)}\n\n"
+        for name, d in events
+    ]
     return Reply(200, chunks, headers=SSE)
 
 
@@ -221,34 +242,76 @@ def echoes(provider: str, secret: str) -> dict[str, tuple[bool, Reply]]:
     """(streamed?, reply) per place a provider's 200 answer can carry `secret` back."""
     a, b = _split(secret)
     if provider == "openai":
+
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            return {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
 
         return {
-            "error chunk": (True, _sse((None, chunk({"content": "Hel"})),
-                                       (None, {"error": {"message": f"upstream rejected key {secret}", "code": 502}}))),
+            "error chunk": (
+                True,
+                _sse(
+                    (None, chunk({"content": "Hel"})),
+                    (None, {"error": {"message": f"upstream rejected key {secret}", "code": 502}}),
+                ),
+            ),
             "malformed chunk": (True, _sse((None, chunk({"content": "Hel"})), (None, "{not json " + secret))),
             "error body": (False, Reply(200, {"error": {"message": f"bad key {secret}", "code": 401}})),
             "malformed body": (False, Reply(200, "<html>proxy says " + secret + "</html>")),
-            "answer text": (True, _sse((None, chunk({"content": "Your key is " + a})), (None, chunk({"content": b + "."})),
-                                       (None, chunk({}, "stop")), (None, "[DONE]"))),
+            "answer text": (
+                True,
+                _sse(
+                    (None, chunk({"content": "Your key is " + a})),
+                    (None, chunk({"content": b + "."})),
+                    (None, chunk({}, "stop")),
+                    (None, "[DONE]"),
+                ),
+            ),
         }
     if provider == "anthropic":
         start = ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}})
-        block = ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        block = (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        )
 
         def delta(text: str) -> tuple[str, dict[str, Any]]:
-            return ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})
+            return (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+            )
 
         return {
-            "error event": (True, _sse(start, ("error", {"type": "error", "error": {"type": "overloaded_error",
-                                                                                    "message": f"key {secret} overloaded"}}))),
-            "error event type": (True, _sse(start, ("error", {"type": "error", "error": {"type": secret, "message": "x"}}))),
+            "error event": (
+                True,
+                _sse(
+                    start,
+                    (
+                        "error",
+                        {"type": "error", "error": {"type": "overloaded_error", "message": f"key {secret} overloaded"}},
+                    ),
+                ),
+            ),
+            "error event type": (
+                True,
+                _sse(start, ("error", {"type": "error", "error": {"type": secret, "message": "x"}})),
+            ),
             "malformed event": (True, _sse(start, ("content_block_delta", "{oops " + secret))),
             "malformed body": (False, Reply(200, "not json " + secret)),
-            "answer text": (True, _sse(start, block, delta("Your key is " + a), delta(b + "."),
-                                       ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
-                                       ("message_stop", {"type": "message_stop"}))),
+            "answer text": (
+                True,
+                _sse(
+                    start,
+                    block,
+                    delta("Your key is " + a),
+                    delta(b + "."),
+                    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+                    ("message_stop", {"type": "message_stop"}),
+                ),
+            ),
         }
 
     def answer(text: str, finish: str | None = None) -> dict[str, Any]:
@@ -307,7 +370,9 @@ async def test_keys_echoed_inside_200_answers_are_scrubbed(
                     agent = LlmAgent(name="canary", model=model)
                     sessions = InMemorySessionService()
                     try:
-                        result = await agent.run_async("Hi", session_service=sessions, session_id="s", streaming=streamed)
+                        result = await agent.run_async(
+                            "Hi", session_service=sessions, session_id="s", streaming=streamed
+                        )
                         shown += [json.dumps(e.to_dict(), default=str) for e in result.events]
                     except AdkError as error:
                         shown += error_texts(error)
@@ -329,15 +394,22 @@ async def test_extra_headers_and_url_credentials_are_scrubbed(caplog: pytest.Log
     try:
         for secret_name, secret in OTHER_SECRETS.items():
             echoed = secret.split("=")[-1]  # a server may echo the cookie's value alone
-            places = {"401 body": (False, Reply(401, {"error": {"message": f"rejected {echoed}"}})),
-                      **{k: v for k, v in echoes("openai", echoed).items() if k != "answer text"}}
+            places = {
+                "401 body": (False, Reply(401, {"error": {"message": f"rejected {echoed}"}})),
+                **{k: v for k, v in echoes("openai", echoed).items() if k != "answer text"},
+            }
             for place, (streamed, reply) in places.items():
                 with tally.case(f"secrets: {secret_name} echoed in {place}"):
                     with LoopbackServer([reply]) as server:
                         host = server.url.removeprefix("http://")
-                        model = OpenAIModel("gpt-4o-mini", base_url=f"http://canary:{PASSWORD}@{host}/v1", retry=RETRY,
-                                            provider_name="proxy", api_key="sk-" + "other-0123456789abcdef",
-                                            extra_headers={"Cookie": COOKIE, "X-Auth": X_AUTH, "X-Title": "My App"})
+                        model = OpenAIModel(
+                            "gpt-4o-mini",
+                            base_url=f"http://canary:{PASSWORD}@{host}/v1",
+                            retry=RETRY,
+                            provider_name="proxy",
+                            api_key="sk-" + "other-0123456789abcdef",
+                            extra_headers={"Cookie": COOKIE, "X-Auth": X_AUTH, "X-Title": "My App"},
+                        )
                         shown = await _shown_by(model, streamed, error_expected=True)
                         shown += [repr(model)]
                         [request] = server.requests
@@ -357,16 +429,22 @@ def test_a_notebook_whose_server_echoes_the_key_everywhere(canary_env: None, tmp
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
-    script = [(provider, place, reply) for provider in ("openai", "gemini", "anthropic")
-              for place, (streamed, reply) in echoes(provider, CANARIES[CONFIGURED[provider]]).items() if streamed]
+    script = [
+        (provider, place, reply)
+        for provider in ("openai", "gemini", "anthropic")
+        for place, (streamed, reply) in echoes(provider, CANARIES[CONFIGURED[provider]]).items()
+        if streamed
+    ]
     with LoopbackServer([reply for _, _, reply in script]) as server:
         cells = [
             "%load_ext adk_notebook",
-            ("from adk_notebook import AnthropicModel, GeminiModel\nfrom adk_notebook.models.openai import OpenAIModel\n"
-             "from adk_notebook.models.http import RetryPolicy\nnever = RetryPolicy(max_retries=0)\n"
-             f"openai_m = OpenAIModel('gpt-4o-mini', base_url={server.url + '/v1'!r}, retry=never)\n"
-             f"gemini_m = GeminiModel(base_url={server.url!r}, retry=never)\n"
-             f"anthropic_m = AnthropicModel(base_url={server.url!r}, retry=never)"),
+            (
+                "from adk_notebook import AnthropicModel, GeminiModel\nfrom adk_notebook.models.openai import OpenAIModel\n"
+                "from adk_notebook.models.http import RetryPolicy\nnever = RetryPolicy(max_retries=0)\n"
+                f"openai_m = OpenAIModel('gpt-4o-mini', base_url={server.url + '/v1'!r}, retry=never)\n"
+                f"gemini_m = GeminiModel(base_url={server.url!r}, retry=never)\n"
+                f"anthropic_m = AnthropicModel(base_url={server.url!r}, retry=never)"
+            ),
             *(f"%%agent {p}_bot --model {p}_m\nHelp." for p in ("openai", "gemini", "anthropic")),
             *(f"%%chat {provider}_bot\nTell me about {place}." for provider, place, _ in script),
             "print(repr(openai_m), repr(gemini_m), repr(anthropic_m))",

@@ -22,14 +22,26 @@ from hypothesis import strategies as st
 
 from adk_notebook import BaseSessionService, Event, EventActions, InMemorySessionService, SqliteSessionService
 
-SETTINGS: dict[str, Any] = {"deadline": None, "database": None, "derandomize": True,
-                             "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]}
+SETTINGS: dict[str, Any] = {
+    "deadline": None,
+    "database": None,
+    "derandomize": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+}
 EXAMPLES = 100
 
-_leaf = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | \
-    st.text(max_size=8)
-_values = st.recursive(_leaf, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
-                                                                                          max_size=4), max_leaves=20)
+_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
+_values = st.recursive(
+    _leaf,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
 _keys = st.tuples(st.sampled_from(["", "app:", "user:"]), st.text("abcxyz", min_size=1, max_size=3)).map("".join)
 _state = st.dictionaries(_keys, _values, max_size=5)
 

@@ -76,7 +76,7 @@ def counting_tool(kind: str, seconds: float = 0.002) -> tuple[StatefulTool[dict[
 def batches_then_answer(turns: int, per_turn: int, args: dict[str, Any] | None = None) -> FunctionModel:
     def answer(request: LlmRequest) -> Any:
         last_user = max(i for i, c in enumerate(request.contents) if c.role == "user")
-        done = sum(1 for c in request.contents[last_user + 1:] if c.role == "tool")
+        done = sum(1 for c in request.contents[last_user + 1 :] if c.role == "tool")
         if done >= turns:
             return "done"
         return [FunctionCall("bump", dict(args or {})) for _ in range(per_turn)]
@@ -87,8 +87,9 @@ def batches_then_answer(turns: int, per_turn: int, args: dict[str, Any] | None =
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_calls_from_several_threads_run_one_at_a_time(kind: str, tally: Any) -> None:
     tool, inside = counting_tool(kind)
-    agent = LlmAgent(name="a", model=batches_then_answer(TURNS, CALLS_PER_TURN), tools=[tool],
-                     tool_execution_strategy="parallel")
+    agent = LlmAgent(
+        name="a", model=batches_then_answer(TURNS, CALLS_PER_TURN), tools=[tool], tool_execution_strategy="parallel"
+    )
     failures: list[BaseException] = []
 
     def worker() -> None:
@@ -102,8 +103,11 @@ def test_calls_from_several_threads_run_one_at_a_time(kind: str, tally: Any) -> 
         thread.start()
     for thread in threads:
         thread.join(60)
-    tally.record(f"StatefulTool from {THREADS} threads' agent.run() ({kind} handler)", inside.calls,
-                 inside.overlapped + (THREADS * TURNS * CALLS_PER_TURN - inside.finished))
+    tally.record(
+        f"StatefulTool from {THREADS} threads' agent.run() ({kind} handler)",
+        inside.calls,
+        inside.overlapped + (THREADS * TURNS * CALLS_PER_TURN - inside.finished),
+    )
     assert not failures, failures
     assert inside.calls == THREADS * TURNS * CALLS_PER_TURN
     assert inside.overlapped == 0, f"{inside.overlapped} of {inside.calls} calls ran while another was inside"

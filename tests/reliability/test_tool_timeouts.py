@@ -47,6 +47,7 @@ def responses(result: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("where", ["decorator", "function_tool", "agent_default", "subclass"])
 def test_a_call_past_its_timeout_is_an_error_naming_the_limit(kind: str, where: str, tally: Any) -> None:
     with tally.case(f"tool timeout ({where}, {kind})"):
+
         def blocking() -> dict[str, Any]:
             time.sleep(3)
             return {"late": True}
@@ -60,14 +61,17 @@ def test_a_call_past_its_timeout_is_an_error_naming_the_limit(kind: str, where: 
         if where == "decorator":
             made: Tool = tool(timeout=0.2)(fn)
         elif where == "function_tool":
+
             async def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
                 return await waiting()
 
-            made = FunctionTool("slow", "Slow.", (lambda ctx, args: blocking()) if kind == "sync" else handler,
-                                timeout=0.2)
+            made = FunctionTool(
+                "slow", "Slow.", (lambda ctx, args: blocking()) if kind == "sync" else handler, timeout=0.2
+            )
         elif where == "agent_default":
             made, agent_timeout = tool(fn), 0.2
         else:
+
             class Slow(Tool):
                 name = fn.__name__
 
@@ -75,8 +79,12 @@ def test_a_call_past_its_timeout_is_an_error_naming_the_limit(kind: str, where: 
                     return await (asyncio.to_thread(blocking) if kind == "sync" else waiting())
 
             made, agent_timeout = Slow(), 0.2
-        agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall(made.name, {}), "done"]), tools=[made],
-                         tool_timeout=agent_timeout)
+        agent = LlmAgent(
+            name="a",
+            model=ScriptedModel([FunctionCall(made.name, {}), "done"]),
+            tools=[made],
+            tool_timeout=agent_timeout,
+        )
         started = time.monotonic()
         result = agent.run("go")
         elapsed = time.monotonic() - started
@@ -94,8 +102,9 @@ def test_the_tools_own_timeout_wins_over_the_agents() -> None:
         await asyncio.sleep(0.3)
         return {"ok": True}
 
-    agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("patient", {}), "done"]), tools=[patient],
-                     tool_timeout=0.05)
+    agent = LlmAgent(
+        name="a", model=ScriptedModel([FunctionCall("patient", {}), "done"]), tools=[patient], tool_timeout=0.05
+    )
     assert responses(agent.run("go")) == [{"ok": True}]
 
 
@@ -136,8 +145,12 @@ def test_timed_out_threads_do_not_pile_up(tally: Any) -> None:
         time.sleep(0.01)
     again = LlmAgent(name="a", model=calls_then_done("hang", 1), tools=[hang]).run("go")
     assert responses(again) == [{"released": True}], "the tool did not work again once its threads returned"
-    tally.record("timed-out sync threads left running (bounded)", calls, 0,
-                 f"{MAX_LEFT_RUNNING} left running, {calls - MAX_LEFT_RUNNING} refused")
+    tally.record(
+        "timed-out sync threads left running (bounded)",
+        calls,
+        0,
+        f"{MAX_LEFT_RUNNING} left running, {calls - MAX_LEFT_RUNNING} refused",
+    )
 
 
 async def test_what_a_timed_out_thread_does_later_is_dropped(tally: Any) -> None:

@@ -152,29 +152,71 @@ def check_instruction(seen: Any) -> None:
 
 
 POISONS = [
-    Poison("emoji split across two stream chunks",
-           lambda w: [stream(w.text_chunks(["Hi ", "\ud83d", "\ude00", " there"]))], check=check_text(f"Hi {GRIN} there")),
-    Poison("lone half at the end of a stream", lambda w: [stream(w.text_chunks(["cut off \ud83d"]))],
-           check=check_text("cut off \ufffd")),
-    Poison("user message with a lone surrogate", lambda w: [stream(w.text_chunks(["Noted."]))], message="caf\udce9",
-           check=check_user_text),
-    Poison("tool result text with a lone surrogate", tool_round(), result={"name": "caf\udce9"},
-           check=check_response({"name": "caf\ufffd"})),
-    Poison("tool result key with a lone surrogate", tool_round(), result={"caf\udce9": 1},
-           check=check_response({"caf\ufffd": 1})),
-    Poison("tool result with NaN", tool_round(), result={"readings": [1.0, float("nan")]},
-           check=check_error("result_not_serializable", "['readings'][1] is nan")),
-    Poison("tool result with -Infinity", tool_round(), result={"low": float("-inf")},
-           check=check_error("result_not_serializable", "['low'] is -inf")),
-    Poison("tool result with a datetime", tool_round(), result={"at": datetime(2026, 1, 2)},
-           check=check_error("result_not_serializable", "['at'] is a datetime")),
+    Poison(
+        "emoji split across two stream chunks",
+        lambda w: [stream(w.text_chunks(["Hi ", "\ud83d", "\ude00", " there"]))],
+        check=check_text(f"Hi {GRIN} there"),
+    ),
+    Poison(
+        "lone half at the end of a stream",
+        lambda w: [stream(w.text_chunks(["cut off \ud83d"]))],
+        check=check_text("cut off \ufffd"),
+    ),
+    Poison(
+        "user message with a lone surrogate",
+        lambda w: [stream(w.text_chunks(["Noted."]))],
+        message="caf\udce9",
+        check=check_user_text,
+    ),
+    Poison(
+        "tool result text with a lone surrogate",
+        tool_round(),
+        result={"name": "caf\udce9"},
+        check=check_response({"name": "caf\ufffd"}),
+    ),
+    Poison(
+        "tool result key with a lone surrogate",
+        tool_round(),
+        result={"caf\udce9": 1},
+        check=check_response({"caf\ufffd": 1}),
+    ),
+    Poison(
+        "tool result with NaN",
+        tool_round(),
+        result={"readings": [1.0, float("nan")]},
+        check=check_error("result_not_serializable", "['readings'][1] is nan"),
+    ),
+    Poison(
+        "tool result with -Infinity",
+        tool_round(),
+        result={"low": float("-inf")},
+        check=check_error("result_not_serializable", "['low'] is -inf"),
+    ),
+    Poison(
+        "tool result with a datetime",
+        tool_round(),
+        result={"at": datetime(2026, 1, 2)},
+        check=check_error("result_not_serializable", "['at'] is a datetime"),
+    ),
     Poison("call arguments with a lone surrogate", tool_round('{"city": "Tokyo \\ud83d"}'), check=check_args),
-    Poison("call arguments with NaN", tool_round('{"city": NaN}'),
-           check=check_error("invalid_arguments", "not strict JSON", "args['city'] is nan")),
-    Poison("state text with a lone surrogate, in the instruction", tool_round(), state={"name": "Zo\udce9"},
-           instruction="Help {name?}.", check=check_instruction),
-    Poison("after-tool callback answering NaN", tool_round(), after_tool={"temperature": float("nan")},
-           check=check_error("result_not_serializable", "['temperature'] is nan")),
+    Poison(
+        "call arguments with NaN",
+        tool_round('{"city": NaN}'),
+        check=check_error("invalid_arguments", "not strict JSON", "args['city'] is nan"),
+    ),
+    Poison(
+        "state text with a lone surrogate, in the instruction",
+        tool_round(),
+        state={"name": "Zo\udce9"},
+        instruction="Help {name?}.",
+        check=check_instruction,
+    ),
+    Poison(
+        "after-tool callback answering NaN",
+        tool_round(),
+        after_tool={"temperature": float("nan")},
+        check=check_error("result_not_serializable", "['temperature'] is nan"),
+    ),
 ]
 
 
@@ -209,8 +251,13 @@ async def test_a_value_no_request_can_carry_does_not_poison_the_session(
     with tally.case(f"unsendable: {poison.name}"):
         script = [*poison.first(wire), stream(wire.text_chunks(["Still here."]))]
         with LoopbackServer(script) as server:
-            agent = LlmAgent(name="a", model=wire.model(server.url), instruction=poison.instruction,
-                             tools=[weather_tool(poison)], after_tool_callback=callback)
+            agent = LlmAgent(
+                name="a",
+                model=wire.model(server.url),
+                instruction=poison.instruction,
+                tools=[weather_tool(poison)],
+                after_tool_callback=callback,
+            )
             first = await agent.run_async(poison.message, session_id="s1", session_service=sessions)
             second = await agent.run_async("And now?", session_id="s1", session_service=sessions)
             assert second.text == "Still here."
@@ -258,13 +305,23 @@ def _bad_value_route(route: str, key: Any, value: Any) -> dict[str, Any]:
 
     if route.startswith("a tool"):
         return {}
-    return {{"a before-tool callback": "before_tool_callback", "an after-tool callback": "after_tool_callback",
-             "a before-model callback": "before_model_callback", "an after-agent callback": "after_agent_callback"}[route]: write}
+    return {
+        {
+            "a before-tool callback": "before_tool_callback",
+            "an after-tool callback": "after_tool_callback",
+            "a before-model callback": "before_model_callback",
+            "an after-agent callback": "after_agent_callback",
+        }[route]: write
+    }
 
 
 ROUTES = [
-    "a tool", "a tool into actions.state_delta", "a before-tool callback", "an after-tool callback",
-    "a before-model callback", "an after-agent callback",
+    "a tool",
+    "a tool into actions.state_delta",
+    "a before-tool callback",
+    "an after-tool callback",
+    "a before-model callback",
+    "an after-agent callback",
 ]
 
 
@@ -292,13 +349,17 @@ async def test_state_no_store_can_keep_is_refused_and_nothing_done_is_lost(
             first = await agent.run_async("check me in", session_id="s1", session_service=sessions)
         except AdkError as exc:  # the run may end, naming the key; what it stored stays
             assert exc.code == "not_serializable" and named in exc.message, exc.message
-            assert route not in ("a tool", "a before-tool callback", "an after-tool callback"), "the call's answer says it"
+            assert route not in ("a tool", "a before-tool callback", "an after-tool callback"), (
+                "the call's answer says it"
+            )
         else:  # or it goes on, the call answered with the error
             [response] = first.events[2].function_responses()
             assert named in response.response["error"], response
             assert route != "a tool" or response.response["code"] == "not_serializable", response
         agent = LlmAgent(name="a", model=model, tools=[check_in])  # the program, fixed
-        assert (await agent.run_async("hi", session_id="s1", session_service=sessions)).text.startswith(("Noted", "Hello"))
+        assert (await agent.run_async("hi", session_id="s1", session_service=sessions)).text.startswith(
+            ("Noted", "Hello")
+        )
         stored = await sessions.get(app_name="a", user_id="user", session_id="s1")
         calls = [c.id for e in stored.events for c in e.function_calls()]
         responses = {r.id: r.response for e in stored.events for r in e.function_responses()}

@@ -47,9 +47,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 
 
 @pytest.fixture(params=[k for k in KINDS if k != "memory"])
-async def shared_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Store]:
+async def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     """A store that several processes reach: SQLite and PostgreSQL."""
     if request.param == "postgres":
         url = fresh_schema(request.getfixturevalue("postgres_dsn"))

@@ -43,9 +43,7 @@ RELEASE = "service.release_run(app_name='a', user_id='u', session_id='s1')"
 
 async def test_round_trip_create_get_list_delete(store: Store) -> None:
     service = store.service
-    session = await service.create(
-        app_name=APP, user_id="u1", state={"user_name": "Ana"}
-    )
+    session = await service.create(app_name=APP, user_id="u1", state={"user_name": "Ana"})
     other = await service.create(app_name=APP, user_id="u1", session_id="s2")
     assert other.id == "s2" and session.state == {"user_name": "Ana"}
     for event in rich_events():
@@ -56,15 +54,9 @@ async def test_round_trip_create_get_list_delete(store: Store) -> None:
     got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
     assert got is not None and got.events == live_events
     assert got.events[0].content.parts[1].inline_data.data == b"\x89PNG\x00\xff"
-    assert got.events[1].function_calls() == [
-        FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, "call-1")
-    ]
-    assert (
-        got.events[2].function_responses()[0].parts[0].inline_data.data == b"\x01\x02"
-    )
-    assert got.events[3].text == "Sunny in Tokyo. ☀" and got.events[3].usage == Usage(
-        20, 7, 27
-    )
+    assert got.events[1].function_calls() == [FunctionCall("get_weather", {"city": "Tokyo", "days": [1, 2]}, "call-1")]
+    assert got.events[2].function_responses()[0].parts[0].inline_data.data == b"\x01\x02"
+    assert got.events[3].text == "Sunny in Tokyo. ☀" and got.events[3].usage == Usage(20, 7, 27)
     assert got.state == {"user_name": "Ana", "last_city": "Tokyo", "app:calls": 1}
     assert got.last_update_time == live_events[-1].timestamp
 
@@ -81,9 +73,7 @@ async def test_round_trip_create_get_list_delete(store: Store) -> None:
 
 
 async def test_missing_session_is_none(store: Store) -> None:
-    assert (
-        await store.service.get(app_name=APP, user_id="u1", session_id="nope") is None
-    )
+    assert await store.service.get(app_name=APP, user_id="u1", session_id="nope") is None
 
 
 async def test_duplicate_session_id_is_rejected_without_side_effects(
@@ -91,12 +81,8 @@ async def test_duplicate_session_id_is_rejected_without_side_effects(
 ) -> None:
     await store.service.create(app_name=APP, user_id="u1", session_id="s1")
     with pytest.raises(AdkError) as info:
-        await store.service.create(
-            app_name=APP, user_id="u1", session_id="s1", state={"app:x": 1}
-        )
-    assert (
-        info.value.code == "session_exists" and info.value.category == "invalid_input"
-    )
+        await store.service.create(app_name=APP, user_id="u1", session_id="s1", state={"app:x": 1})
+    assert info.value.code == "session_exists" and info.value.category == "invalid_input"
     other = await store.service.create(app_name=APP, user_id="u2")
     assert "app:x" not in other.state
 
@@ -157,15 +143,11 @@ async def test_scopes_across_users_and_reopen(store: Store) -> None:
     assert elsewhere.state == {}
 
     # A write from the stranger's session reaches the app scope of everyone, even after reopen.
-    await service.append_event(
-        stranger, Event("agent", actions=EventActions(state_delta={"app:count": 2}))
-    )
+    await service.append_event(stranger, Event("agent", actions=EventActions(state_delta={"app:count": 2})))
     service = store.reopen()
     again = await service.get(app_name=APP, user_id="u1", session_id=first.id)
     assert again.state["app:count"] == 2 and "temp:token" not in again.state
-    assert [s.state for s in await service.list(app_name=APP, user_id="u2")] == [
-        {"app:theme": "dark", "app:count": 2}
-    ]
+    assert [s.state for s in await service.list(app_name=APP, user_id="u2")] == [{"app:theme": "dark", "app:count": 2}]
 
 
 async def test_partial_events_are_not_stored(store: Store) -> None:
@@ -185,13 +167,9 @@ async def test_partial_events_are_not_stored(store: Store) -> None:
 
 
 async def test_none_is_stored_as_null(store: Store) -> None:
-    session = await store.service.create(
-        app_name=APP, user_id="u1", state={"a": 1, "user:b": 2}
-    )
+    session = await store.service.create(app_name=APP, user_id="u1", state={"a": 1, "user:b": 2})
     delta = {"a": None, "user:b": None}
-    await store.service.append_event(
-        session, Event("agent", actions=EventActions(state_delta=delta))
-    )
+    await store.service.append_event(session, Event("agent", actions=EventActions(state_delta=delta)))
     got = await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)
     assert got.state == {"a": None, "user:b": None}
 
@@ -199,9 +177,7 @@ async def test_none_is_stored_as_null(store: Store) -> None:
 async def test_event_for_a_deleted_session_is_dropped(store: Store) -> None:
     session = await store.service.create(app_name=APP, user_id="u1")
     await store.service.delete(app_name=APP, user_id="u1", session_id=session.id)
-    await store.service.append_event(
-        session, Event("agent", actions=EventActions(state_delta={"user:x": 1}))
-    )
+    await store.service.append_event(session, Event("agent", actions=EventActions(state_delta={"user:x": 1})))
     service = store.reopen()
     assert await service.get(app_name=APP, user_id="u1", session_id=session.id) is None
     assert (await service.create(app_name=APP, user_id="u1")).state == {}
@@ -263,26 +239,20 @@ async def test_a_second_run_is_refused_naming_the_holder_and_release_run(
     await service.create(app_name="a", user_id="u", session_id="s1")
     gate = asyncio.Event()
     first = asyncio.create_task(
-        Runner(
-            app_name="a", agent=waiting_agent(gate), session_service=service
-        ).run_to_result(user_id="u", session_id="s1", content="1")
+        Runner(app_name="a", agent=waiting_agent(gate), session_service=service).run_to_result(
+            user_id="u", session_id="s1", content="1"
+        )
     )
     await asyncio.sleep(0.2)
     with pytest.raises(AdkError) as caught:
-        await answering(store.open()).run_to_result(
-            user_id="u", session_id="s1", content="2"
-        )
+        await answering(store.open()).run_to_result(user_id="u", session_id="s1", content="2")
     assert caught.value.code == "session_busy" and RELEASE in caught.value.message
     if store.shared:
         # The holder: its run and process.
         assert "on this machine" in caught.value.message
     gate.set()
     assert (await first).text == "done"
-    assert (
-        await answering(service).run_to_result(
-            user_id="u", session_id="s1", content="3"
-        )
-    ).text == "hello"
+    assert (await answering(service).run_to_result(user_id="u", session_id="s1", content="3")).text == "hello"
     stored = await service.get(app_name="a", user_id="u", session_id="s1")
     assert [e.content.text for e in stored.events if e.author == "user"] == [
         "1",
@@ -294,21 +264,15 @@ async def test_a_stuck_run_is_released_by_hand(store: Store) -> None:
     service = store.service
     await service.create(app_name="a", user_id="u", session_id="s1")
     stuck = asyncio.create_task(
-        Runner(
-            app_name="a", agent=waiting_agent(asyncio.Event()), session_service=service
-        ).run_to_result(user_id="u", session_id="s1", content="go")
+        Runner(app_name="a", agent=waiting_agent(asyncio.Event()), session_service=service).run_to_result(
+            user_id="u", session_id="s1", content="go"
+        )
     )
     await asyncio.sleep(0.2)
     assert await service.release_run(app_name="a", user_id="u", session_id="s1") is True
     # Nothing left.
-    assert (
-        await service.release_run(app_name="a", user_id="u", session_id="s1") is False
-    )
-    assert (
-        await answering(service).run_to_result(
-            user_id="u", session_id="s1", content="hi"
-        )
-    ).text == "hello"
+    assert await service.release_run(app_name="a", user_id="u", session_id="s1") is False
+    assert (await answering(service).run_to_result(user_id="u", session_id="s1", content="hi")).text == "hello"
     stuck.cancel()
     with pytest.raises(asyncio.CancelledError):
         await stuck
@@ -320,13 +284,9 @@ async def test_calls_a_dead_run_left_unanswered_are_answered_before_the_next(
     service = store.service
     session = await service.create(app_name="a", user_id="u")
     # A run that died inside its tool: the call is stored, its response never was.
-    await service.append_event(
-        session, Event("user", Content.user("weather?"), "e-old")
-    )
+    await service.append_event(session, Event("user", Content.user("weather?"), "e-old"))
     call = FunctionCall("get_weather", {"city": "Lima"}, "call-1")
-    await service.append_event(
-        session, Event("a", Content("model", [Part(function_call=call)]), "e-old")
-    )
+    await service.append_event(session, Event("a", Content("model", [Part(function_call=call)]), "e-old"))
 
     model = ScriptedModel(["Sorry, let me try again."])
     runner = Runner(
@@ -334,12 +294,7 @@ async def test_calls_a_dead_run_left_unanswered_are_answered_before_the_next(
         agent=LlmAgent(name="a", model=model),
         session_service=store.reopen(),
     )
-    events = [
-        e
-        async for e in runner.run(
-            user_id="u", session_id=session.id, content="still there?"
-        )
-    ]
+    events = [e async for e in runner.run(user_id="u", session_id=session.id, content="still there?")]
 
     history = model.requests[0].contents
     assert [c.role for c in history] == ["user", "model", "tool", "user"]
@@ -383,19 +338,12 @@ async def test_200_concurrent_runs_on_distinct_sessions_lose_nothing(
     assert [r.text for r in results] == [f"noted {i}" for i in range(n)]
     service = store.reopen()
     for i in range(n):
-        stored = await service.get(
-            app_name="a", user_id=f"u{i % 10}", session_id=f"s{i}"
-        )
+        stored = await service.get(app_name="a", user_id=f"u{i % 10}", session_id=f"s{i}")
         assert [e.author for e in stored.events] == ["user", "a", "a", "a"], i
-        assert (
-            stored.events[0].content.text == f"run {i}"
-            and stored.events[-1].text == f"noted {i}"
-        )
+        assert stored.events[0].content.text == f"run {i}" and stored.events[-1].text == f"noted {i}"
         assert stored.state["mine"] == i and stored.state[f"app:n{i}"] == i
     app_state = (await service.get(app_name="a", user_id="u0", session_id="s0")).state
-    assert {k for k in app_state if k.startswith("app:")} == {
-        f"app:n{i}" for i in range(n)
-    }, "no app update lost"
+    assert {k for k in app_state if k.startswith("app:")} == {f"app:n{i}" for i in range(n)}, "no app update lost"
 
 
 # -- across processes ---------------------------------------------------------------------------
@@ -446,12 +394,8 @@ def start_claimant(
 
 async def refused(store: Store, *words: str) -> None:
     with pytest.raises(AdkError) as caught:
-        await answering(store.service).run_to_result(
-            user_id="u", session_id="s1", content="hi"
-        )
-    assert caught.value.code == "session_busy" and RELEASE in caught.value.message, (
-        caught.value.message
-    )
+        await answering(store.service).run_to_result(user_id="u", session_id="s1", content="hi")
+    assert caught.value.code == "session_busy" and RELEASE in caught.value.message, caught.value.message
     assert all(w in caught.value.message for w in words), caught.value.message
 
 
@@ -466,9 +410,7 @@ async def test_two_processes_on_one_session_the_second_is_refused(
         claimant.kill()
         claimant.wait()
     # A dead process of this machine: its lease is stale at once.
-    result = await answering(shared_store.service).run_to_result(
-        user_id="u", session_id="s1", content="hi"
-    )
+    result = await answering(shared_store.service).run_to_result(user_id="u", session_id="s1", content="hi")
     assert result.text == "hello"
 
 
@@ -489,27 +431,17 @@ async def test_a_process_killed_mid_run_on_another_machine_loses_its_lease_withi
     await refused(shared_store, "'box-2'")  # not yet: the lease has time left
     while True:
         try:
-            result = await answering(shared_store.service).run_to_result(
-                user_id="u", session_id="s1", content="hi"
-            )
+            result = await answering(shared_store.service).run_to_result(user_id="u", session_id="s1", content="hi")
             break
         except AdkError as exc:
             assert exc.code == "session_busy"
-            assert time.monotonic() - killed < lease + 1.0, (
-                "the lease outlived its length"
-            )
+            assert time.monotonic() - killed < lease + 1.0, "the lease outlived its length"
             await asyncio.sleep(0.1)
     assert result.text == "hello"
     stored = await shared_store.service.get(app_name="a", user_id="u", session_id="s1")
     calls = [c.id for e in stored.events for c in e.function_calls()]
-    answers = {
-        r.id: r.response.get("code")
-        for e in stored.events
-        for r in e.function_responses()
-    }
-    assert len(calls) == 1 and answers == {calls[0]: "interrupted"}, (
-        "the killed run's call is answered"
-    )
+    answers = {r.id: r.response.get("code") for e in stored.events for r in e.function_responses()}
+    assert len(calls) == 1 and answers == {calls[0]: "interrupted"}, "the killed run's call is answered"
 
 
 async def test_a_live_run_in_another_container_of_this_host_keeps_its_session(
@@ -534,26 +466,14 @@ async def test_a_paused_run_whose_lease_was_taken_over_writes_nothing_more(
     claimant.send_signal(signal.SIGSTOP)  # a laptop lid closed mid-run: no heartbeat
     try:
         await asyncio.sleep(lease + 0.5)
-        result = await answering(shared_store.service).run_to_result(
-            user_id="u", session_id="s1", content="hi"
-        )
+        result = await answering(shared_store.service).run_to_result(user_id="u", session_id="s1", content="hi")
         assert result.text == "hello", "the lapsed lease was taken over"
     finally:
-        claimant.send_signal(
-            signal.SIGCONT
-        )  # it wakes up, its tool returns, its run wants to go on
+        claimant.send_signal(signal.SIGCONT)  # it wakes up, its tool returns, its run wants to go on
     _, stderr = claimant.communicate(timeout=60)
-    assert claimant.returncode != 0 and "lost session 's1'" in stderr.decode(), (
-        stderr.decode()[-2000:]
-    )
+    assert claimant.returncode != 0 and "lost session 's1'" in stderr.decode(), stderr.decode()[-2000:]
     stored = await shared_store.service.get(app_name="a", user_id="u", session_id="s1")
     calls = [c.id for e in stored.events for c in e.function_calls()]
-    answers = {
-        r.id: r.response.get("code")
-        for e in stored.events
-        for r in e.function_responses()
-    }
-    assert answers == {calls[0]: "interrupted"}, (
-        "the woken run wrote nothing into the session it lost"
-    )
+    answers = {r.id: r.response.get("code") for e in stored.events for r in e.function_responses()}
+    assert answers == {calls[0]: "interrupted"}, "the woken run wrote nothing into the session it lost"
     assert [e.text for e in stored.events][-2:] == ["hi", "hello"]

@@ -48,9 +48,7 @@ def stored_texts(url: str, session_id: str, app: str = "weather_bot") -> list[st
     async def read() -> list[str]:
         service = open_session_service(url)
         try:
-            session = await service.get(
-                app_name=app, user_id="user", session_id=session_id
-            )
+            session = await service.get(app_name=app, user_id="user", session_id=session_id)
             return [e.text for e in session.events] if session else []
         finally:
             await _close(service)
@@ -77,16 +75,12 @@ def test_chats_keep_their_sessions_in_the_store_a_url_names(
 ) -> None:
     if how == "ADK_SESSIONS":
         monkeypatch.setenv(ENV, url)
-        get_workspace(
-            shell
-        ).reset()  # what a kernel started with the variable set does at %load_ext
+        get_workspace(shell).reset()  # what a kernel started with the variable set does at %load_ext
     start(shell)
     if how == "--use URL":
         run(shell, f"%adk sessions --use {url}")
     kind = "Postgres" if url.startswith("postgresql") else "Sqlite"
-    assert (
-        type(get_workspace(shell).session_service).__name__ == f"{kind}SessionService"
-    )
+    assert type(get_workspace(shell).session_service).__name__ == f"{kind}SessionService"
 
     run(shell, "%%chat weather_bot --session s1 --state user_name=Ana\nHi")
     run(shell, "%%chat weather_bot --session s1\nAgain")
@@ -95,9 +89,7 @@ def test_chats_keep_their_sessions_in_the_store_a_url_names(
     assert stored_texts(url, "s1") == ["Hi", "one", "Again", "two"]
 
 
-def test_a_url_that_names_no_store_is_one_clear_line(
-    shell: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_url_that_names_no_store_is_one_clear_line(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     start(shell)
     capsys.readouterr()
     assert not shell.run_cell("%adk sessions --use mysql://root:hunter2@db/x").success
@@ -121,14 +113,8 @@ def run_kernel(url: str, message: str, answer: str) -> list[str]:
     """A real kernel started as a JupyterHub spawner would start it (ADK_SESSIONS set); its outputs' text."""
     cells = [c.format(answer=answer, message=message) for c in KERNEL_CELLS]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute(
-        env={**os.environ, ENV: url}
-    )
-    return [
-        o.get("text", "") + o.get("data", {}).get("text/plain", "")
-        for cell in nb.cells
-        for o in cell.outputs
-    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute(env={**os.environ, ENV: url})
+    return [o.get("text", "") + o.get("data", {}).get("text/plain", "") for cell in nb.cells for o in cell.outputs]
 
 
 @pytest.mark.notebook

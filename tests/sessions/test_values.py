@@ -41,8 +41,12 @@ def sessions(store: Store) -> Any:
 
 def openai_text(*pieces: str, delay: float = 0.0) -> Reply:
     chunks = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
-    return Reply(200, sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"), SSE,
-                 chunk_delay=delay)
+    return Reply(
+        200,
+        sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"),
+        SSE,
+        chunk_delay=delay,
+    )
 
 
 def strict(body: bytes) -> Any:
@@ -79,7 +83,9 @@ async def test_a_user_message_with_a_lone_surrogate_does_not_poison_the_session(
     with LoopbackServer(script) as server:
         agent = LlmAgent(name="a", model=OpenAIModel("gpt-4o-mini", base_url=server.url, api_key="k", retry=NO_RETRY))
         # e.g. a file name read with errors="surrogateescape"
-        assert (await agent.run_async("read caf\udce9.txt", session_id="s1", session_service=sessions)).text == "Got it."
+        assert (
+            await agent.run_async("read caf\udce9.txt", session_id="s1", session_service=sessions)
+        ).text == "Got it."
         assert (await agent.run_async("and now?", session_id="s1", session_service=sessions)).text == "Still here."
         history = [strict(r.body)["messages"] for r in server.requests]
     assert history[0][0]["content"] == "read caf\ufffd.txt"
@@ -98,13 +104,19 @@ async def test_a_tool_result_json_cannot_carry_is_an_error_naming_its_path(sessi
         return {"column": column, "stats": {"count": 3, "moments": [1.5, value]}}
 
     call = {"functionCall": {"id": "c1", "name": "statistics", "args": {"column": "price"}}}
-    script = [gemini_reply(call), gemini_reply({"text": "The variance is undefined."}), gemini_reply({"text": "Hello."})]
+    script = [
+        gemini_reply(call),
+        gemini_reply({"text": "The variance is undefined."}),
+        gemini_reply({"text": "Hello."}),
+    ]
     with LoopbackServer(script) as server:
         model = GeminiModel("gemini-2.5-flash", base_url=server.url, api_key="k", retry=NO_RETRY)
         agent = LlmAgent(name="a", model=model, tools=[statistics])
         result = await agent.run_async("stats?", session_id="s1", session_service=sessions, streaming=False)
         assert result.text == "The variance is undefined."
-        assert (await agent.run_async("hi", session_id="s1", session_service=sessions, streaming=False)).text == "Hello."
+        assert (
+            await agent.run_async("hi", session_id="s1", session_service=sessions, streaming=False)
+        ).text == "Hello."
         sent = strict(server.requests[1].body)["contents"][2]["parts"][0]["functionResponse"]["response"]
     assert sent["code"] == "result_not_serializable"
     assert "['stats']['moments'][1]" in sent["error"] and repr(value) in sent["error"], sent["error"]
@@ -114,8 +126,12 @@ async def test_a_tool_result_json_cannot_carry_is_an_error_naming_its_path(sessi
 
 @pytest.mark.parametrize(
     ("key", "value", "named"),
-    [("checked_at", datetime(2026, 1, 2, 3, 4), "'checked_at'"), (7, "seven", "State key 7 is not a string"),
-     ("tags", {"a", "b"}, "'tags'"), ("score", float("nan"), "'score'")],
+    [
+        ("checked_at", datetime(2026, 1, 2, 3, 4), "'checked_at'"),
+        (7, "seven", "State key 7 is not a string"),
+        ("tags", {"a", "b"}, "'tags'"),
+        ("score", float("nan"), "'score'"),
+    ],
     ids=["datetime-value", "int-key", "set-value", "nan-value"],
 )
 async def test_state_the_store_cannot_keep_is_refused_where_the_tool_writes_it(
@@ -167,15 +183,23 @@ def test_a_chat_in_a_kernel_streams_an_emoji_split_across_two_deltas() -> None:
 
     script = [openai_text("Hi ", "\ud83d", "\ude00", " there", delay=0.3), openai_text("Still here.")]
     with LoopbackServer(script) as server:
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
-            "%load_ext adk_notebook\nfrom adk_notebook.models.openai import OpenAIModel\n"
-            f"model = OpenAIModel('gpt-4o-mini', base_url={server.url!r}, api_key='k')",
-            "%%agent emoji --model model\nBe brief.",
-            "%%chat emoji --session s1\nhello",
-            "%%chat emoji --session s1\nand now?",
-        )])
+        nb = nbformat.v4.new_notebook(
+            cells=[
+                nbformat.v4.new_code_cell(source)
+                for source in (
+                    "%load_ext adk_notebook\nfrom adk_notebook.models.openai import OpenAIModel\n"
+                    f"model = OpenAIModel('gpt-4o-mini', base_url={server.url!r}, api_key='k')",
+                    "%%agent emoji --model model\nBe brief.",
+                    "%%chat emoji --session s1\nhello",
+                    "%%chat emoji --session s1\nand now?",
+                )
+            ]
+        )
         NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
     errors = [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
     assert not errors, "\n".join(f"{e.ename}: {e.evalue}" for e in errors)
-    shown = ["".join(o.data.get("text/plain", "") for o in c.outputs if o.output_type == "display_data") for c in nb.cells[2:]]
+    shown = [
+        "".join(o.data.get("text/plain", "") for o in c.outputs if o.output_type == "display_data")
+        for c in nb.cells[2:]
+    ]
     assert f"Hi {GRIN} there" in shown[0] and "Still here." in shown[1], shown

@@ -88,10 +88,25 @@ class RunView:
         view.finish(result=result)
     """
 
-    def __init__(self, *, agent_name: str, prompt: str, session_id: str | None = None, model: str | None = None,
-                 notice: str | None = None, graph: dict[str, Any] | None = None) -> None:
-        self._transcript = Transcript(agent_name=agent_name, prompt=prompt, session_id=session_id, track=True,
-                                      model=model, notice=notice, graph=graph)
+    def __init__(
+        self,
+        *,
+        agent_name: str,
+        prompt: str,
+        session_id: str | None = None,
+        model: str | None = None,
+        notice: str | None = None,
+        graph: dict[str, Any] | None = None,
+    ) -> None:
+        self._transcript = Transcript(
+            agent_name=agent_name,
+            prompt=prompt,
+            session_id=session_id,
+            track=True,
+            model=model,
+            notice=notice,
+            graph=graph,
+        )
         self._trace = LiveTrace(agent_name)  # the Timeline view, filled as events arrive
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
@@ -112,7 +127,7 @@ class RunView:
 
     @property
     def status(self) -> str:
-        """"running", "done", "error" or "cancelled"."""
+        """ "running", "done", "error" or "cancelled"."""
         return self._status
 
     @property
@@ -155,8 +170,9 @@ class RunView:
             if now - self._last_flush >= FLUSH_INTERVAL:
                 self._flush(now)
 
-    def finish(self, *, result: RunResult | None = None, error: BaseException | None = None,
-               cancelled: bool = False) -> None:
+    def finish(
+        self, *, result: RunResult | None = None, error: BaseException | None = None, cancelled: bool = False
+    ) -> None:
         """End the view: the cell output (same display id) becomes the HTML + text transcript.
 
         The live widget is for the run itself. Once it ends, a static transcript shows the same
