@@ -273,13 +273,32 @@ function markdownRenderer(markdownit, settings) {
 }
 
 /**
+ * The library model, once the page's widget manager has it. A page that restores a kernel's
+ * widgets (a reload) makes their models in no set order, and `get_model` refuses an id it has
+ * not registered yet: ask again for a while before giving up on markdown.
+ * @param {any} manager the widget manager
+ * @param {string} id the library model's id
+ * @returns {Promise<any>} its model
+ */
+async function libraryModel(manager, id) {
+  for (let waited = 0, wait = 50; ; waited += wait, wait = Math.min(wait * 2, 1000)) {
+    try {
+      return await manager.get_model(id);
+    } catch (error) {
+      if (waited >= 30000) throw error;
+    }
+    await new Promise((resolve) => /** @type {any} */ (setTimeout(resolve, wait))?.unref?.()); // a Node test need not wait
+  }
+}
+
+/**
  * @param {any} model the run's model
  * @returns {Promise<(text: string) => string>} the renderer of its library model
  */
 async function loadMarkdown(model) {
   const ref = model.get("markdown");
   if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_")) throw new Error("the run names no markdown library");
-  const library = await model.widget_manager.get_model(ref.slice("IPY_MODEL_".length));
+  const library = await libraryModel(model.widget_manager, ref.slice("IPY_MODEL_".length));
   /** @type {Map<string, Promise<any>>} */
   const loaded = (/** @type {any} */ (globalThis)[LIBRARIES] ??= new Map());
   const digest = library.get("digest");
