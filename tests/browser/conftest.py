@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from provider_env import PROVIDER_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -116,17 +117,6 @@ def chromium_path() -> str:
 
 
 # -- the model behind `--model auto` -----------------------------------------------------------
-PROVIDER_VARIABLES = (
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OLLAMA_HOST",
-    "DEEPSEEK_API_KEY",
-    "GROQ_API_KEY",
-    "OPENROUTER_API_KEY",
-)
 
 
 class StandInOpenAI:
