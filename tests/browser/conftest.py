@@ -37,6 +37,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -530,28 +531,53 @@ class LabPage:
             self.wait_ready(timeout)
 
     def close_all(self) -> None:
-        """Close every document in the main area without saving (no "Save changes?" dialog)."""
+        """Close every document in the main area without saving (no "Save changes?" dialog).
+
+        A launcher is opened first when there is none: JupyterLab opens one itself in a main
+        area left empty, a moment later, and it could come in front of the next test's notebook.
+        """
         if self.app_loaded():
-            self.page.evaluate("""() => {
-                for (const w of Array.from(window.jupyterapp.shell.widgets('main'))) {
+            self.page.evaluate("""async () => {
+                const app = window.jupyterapp, main = () => Array.from(app.shell.widgets('main'));
+                const launcher = (w) => !!(w.content && w.content.hasClass('jp-Launcher'));
+                if (!main().some(launcher)) await app.commands.execute('launcher:create');
+                for (const w of main()) {
+                    if (launcher(w)) continue;
                     if (w.context && w.context.model) w.context.model.dirty = false;
                     w.dispose();
                 } }""")
 
-    def reload(self, *, timeout: float = 60) -> None:
-        self.page.reload(wait_until="domcontentloaded", timeout=timeout * 1000)
-        self.wait_ready(timeout)
+    def reload(self, *, timeout: float = 60, kernel_idle: bool = True) -> None:
+        """Load the page again, as F5 does, but at its workspace's URL without the /tree/<path>.
+
+        JupyterLab opens the document of a /tree/ URL twice: the layout restorer reopens it,
+        then the file browser opens the URL's path once its listing has loaded, seconds later
+        on a busy machine. That second open brought back a notebook the test had closed, in
+        front of the next test's, whose cells the next test then looked for in vain.
+        `kernel_idle=False` for a reload while a run goes on.
+        """
+        url = urllib.parse.urlsplit(self.page.url)
+        workspace = re.sub(r"/tree/.*$", "", url.path)
+        self.page.goto(f"{url.scheme}://{url.netloc}{workspace}?token={self.lab.token}", wait_until="domcontentloaded")
+        if kernel_idle:
+            self.wait_ready(timeout)
+        else:
+            self.wait_shown(timeout)
 
     def wait_ready(self, timeout: float = 60) -> None:
         """The notebook is shown (its tab current), dialogs are answered, the kernel is idle."""
+        self.wait_shown(timeout)
+        self.wait_kernel_idle(timeout)
+        self.dismiss()
+
+    def wait_shown(self, timeout: float = 60) -> None:
+        """The notebook is shown, its tab current, and dialogs are answered."""
         name = (self.path or "").rsplit("/", 1)[-1]
         self.page.locator(".lm-TabBar-tab.jp-mod-current", has_text=name).first.wait_for(
             state="visible", timeout=timeout * 1000
         )
         self.page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(state="visible", timeout=timeout * 1000)
         self.page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="attached", timeout=timeout * 1000)
-        self.dismiss()
-        self.wait_kernel_idle(timeout)
         self.dismiss()
 
     def dismiss(self) -> None:
@@ -786,7 +812,13 @@ class LabPage:
         return path
 
     def diagnostics(self) -> str:
+        documents = self.page.evaluate(
+            """() => window.jupyterapp ? Array.from(window.jupyterapp.shell.widgets('main'))
+                .map(w => (w === window.jupyterapp.shell.currentWidget ? '* ' : '') + (w.context ? w.context.path : w.id))
+                : []"""
+        )
         return (
+            f"documents open (* current): {documents}\n"
             "page errors:\n"
             + "\n".join(self.page_errors[-20:])
             + "\nconsole:\n"
