@@ -25,6 +25,11 @@ unchanged on the next turn, as the API requires when the turn used tools. `WebSe
 `web_search_20250305` server tool; its `server_tool_use` and `web_search_tool_result` blocks and
 the `citations` of text blocks become the response's `Grounding` (they are not sent back: the
 answer's text is).
+
+A turn whose server tools run long ends with `stop_reason: "pause_turn"`: the model sends the
+paused answer's blocks back unchanged, as the last assistant message, and the API goes on with
+the turn; the parts of every stretch make one answer. After `MAX_CONTINUATIONS` the answer is
+returned as it stands, its finish reason "pause_turn".
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = ["AnthropicModel"]
+
+MAX_CONTINUATIONS = 8  # requests that go on with a paused turn, after the first
 
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 # Stop reasons in the vocabulary all providers share (see openai.py); others pass through.
@@ -140,23 +147,29 @@ class AnthropicModel(Llm):
         body = self.build_body(request, stream)
         payload = transport.payload
         message = _Message(payload)
-        if not stream:
-            message.add_message(await transport.post_json("/v1/messages", body))
-            yield message.finish()
-            return
-        events = transport.stream_sse("/v1/messages", body)
-        async with aclosing(events):
-            async for event in events:
-                part = message.add_event(payload.loads(event.data, "stream chunk"))
-                if part is not None:
-                    yield LlmResponse(Content("model", [part]), partial=True, turn_complete=False)
-                if message.stopped:
-                    break
-        if not message.stopped:
-            raise payload.error(
-                "unavailable", "stream_interrupted",
-                "The Anthropic stream ended before message_stop; the answer is incomplete. Run the request again.",
-            )  # fmt: skip
+        asked = body["messages"]
+        for continuation in range(MAX_CONTINUATIONS + 1):
+            if continuation:  # a paused turn: its blocks so far go back as they came, and the API goes on
+                body = {**body, "messages": [*asked, {"role": "assistant", "content": message.sent_back()}]}
+                message.next_stretch()
+            if not stream:
+                message.add_message(await transport.post_json("/v1/messages", body))
+            else:
+                events = transport.stream_sse("/v1/messages", body)
+                async with aclosing(events):
+                    async for event in events:
+                        part = message.add_event(payload.loads(event.data, "stream chunk"))
+                        if part is not None:
+                            yield LlmResponse(Content("model", [part]), partial=True, turn_complete=False)
+                        if message.stopped:
+                            break
+                if not message.stopped:
+                    raise payload.error(
+                        "unavailable", "stream_interrupted",
+                        "The Anthropic stream ended before message_stop; the answer is incomplete. Run the request again.",
+                    )  # fmt: skip
+            if message.stop_reason != "pause_turn":
+                break
         yield message.finish()
 
     def build_body(self, request: LlmRequest, stream: bool = False) -> dict[str, Any]:
@@ -331,23 +344,55 @@ def _sampling(config: GenerateContentConfig) -> dict[str, Any]:
 
 # -- Anthropic's answer -> ours ------------------------------------------------------------------
 class _Message:
-    """Collects one answer from a message, or from the events of a streamed one, read through `Payload`."""
+    """Collects one answer from a message, or from the events of a streamed one, read through `Payload`.
 
-    __slots__ = ("blocks", "input_tokens", "output_tokens", "payload", "stop_reason", "stopped")
+    A paused turn's answer comes in stretches, one a request: `next_stretch` numbers the next
+    one's blocks after those so far and keeps the usage spent.
+    """
+
+    __slots__ = ("base", "blocks", "input_tokens", "output_tokens", "payload", "spent", "stop_reason", "stopped")
 
     def __init__(self, payload: Payload) -> None:
         self.payload = payload
-        self.blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "text" | "json" | "id", "name", "field"}
+        self.blocks: dict[int, dict[str, Any]] = {}  # index -> {"type", "raw", "text" | "json" | "id", ...}
+        self.base = 0  # the first block index of this stretch
+        self.spent = (0, 0)  # input and output tokens of the stretches before this one
         self.stop_reason: str | None = None
         self.input_tokens = 0
         self.output_tokens = 0
         self.stopped = False
 
+    def next_stretch(self) -> None:
+        """Get ready for the answer's next stretch, the response to a continuation."""
+        self.base = len(self.blocks)
+        self.spent = (self.spent[0] + self.input_tokens, self.spent[1] + self.output_tokens)
+        self.input_tokens = self.output_tokens = 0
+        self.stop_reason = None
+        self.stopped = False
+
+    def sent_back(self) -> list[dict[str, Any]]:
+        """The answer so far as the API gave it, each block with its streamed deltas put back in."""
+        sent = []
+        for _, block in sorted(self.blocks.items()):
+            raw, kind = dict(block["raw"]), block["type"]
+            if kind in ("text", "thinking"):
+                raw[kind] = "".join(block["text"])
+                if not raw[kind] and kind == "text":
+                    continue  # the API refuses an empty text block
+            if kind == "text" and block["citations"]:
+                raw["citations"] = block["citations"]
+            elif kind == "thinking":
+                raw["signature"] = block["signature"]
+            elif kind in ("tool_use", "server_tool_use"):
+                raw["input"] = _input(self.payload, block, self.stop_reason).args
+            sent.append(raw)
+        return sent
+
     def add_message(self, message: dict[str, Any]) -> None:
         """Take a complete (non-streamed) message in."""
         p = self.payload
         for index, block in enumerate(p.get_dicts(message, "content")):
-            self.blocks[index] = started = _start(p, block, index, f"content[{index}]")
+            self.blocks[self.base + index] = started = _start(p, block, index, f"content[{index}]")
             if started["type"] in ("tool_use", "server_tool_use"):
                 started["input"] = p.checked_depth(p.get_dict(block, "input", f"content[{index}]"), started["field"])
         self._usage(p.get_dict(message, "usage"), "usage")
@@ -362,7 +407,7 @@ class _Message:
         if kind == "content_block_delta":
             delta = p.get_dict(event, "delta")
             index = p.get_int(event, "index")
-            block = self.blocks.get(-1 if index is None else index)
+            block = self.blocks.get(-1 if index is None else self.base + index)
             if block is None:
                 raise p.invalid("index", "names a content block that was never started")
             delta_kind = p.get_str(delta, "type", "delta")
@@ -385,7 +430,7 @@ class _Message:
             return None
         if kind == "content_block_start":
             index = p.get_int(event, "index")
-            index = len(self.blocks) if index is None else index
+            index = len(self.blocks) if index is None else self.base + index
             block = self.blocks[index] = _start(p, p.get_dict(event, "content_block"), index, "content_block")
             text = "".join(block.get("text", ()))
             return Part(text=text, thought=block["type"] == "thinking") if text else None
@@ -435,7 +480,8 @@ class _Message:
                 stop_reason="refusal",
             )
         reason = _STOP_REASONS.get(self.stop_reason or "", self.stop_reason)
-        usage = Usage(self.input_tokens, self.output_tokens, self.input_tokens + self.output_tokens)
+        spent_in, spent_out = self.spent[0] + self.input_tokens, self.spent[1] + self.output_tokens
+        usage = Usage(spent_in, spent_out, spent_in + spent_out)
         return LlmResponse(
             self.payload.final(Content("model", parts)), finish_reason=reason, usage=usage, grounding=grounding or None
         )
@@ -456,6 +502,11 @@ class _Message:
 
 
 def _start(p: Payload, block: dict[str, Any], index: int, at: str) -> dict[str, Any]:
+    """What a block's start gives, read; under "raw", the block itself (a paused turn sends it back)."""
+    return {**_read_start(p, block, index, at), "raw": block}
+
+
+def _read_start(p: Payload, block: dict[str, Any], index: int, at: str) -> dict[str, Any]:
     kind = p.get_str(block, "type", at) or ""
     if kind == "text":
         return {

@@ -41,6 +41,7 @@ from adk_notebook import (
     tool,
 )
 from adk_notebook.core.content import CodeExecutionResult, ExecutableCode
+from adk_notebook.models.anthropic import MAX_CONTINUATIONS
 from adk_notebook.models.http import RetryPolicy
 
 FAST = RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.02)
@@ -628,6 +629,114 @@ async def test_anthropic_streamed_server_tool_query_and_citation_deltas(
         "queries": ["claude shannon"],
         "sources": [{"uri": "https://example.org/a", "title": "A"}],
         "citations": [{"text": "He founded information theory.", "sources": [0]}],
+    }
+
+
+# A turn paused mid-search (https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools,
+# "The server-side loop and pause_turn"): its blocks go back unchanged as the last assistant message.
+SEARCHED = [
+    {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "euro 2024 winner"}},
+    {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_01",
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "https://www.uefa.com/euro2024/",
+                "title": "UEFA EURO 2024",
+                "encrypted_content": "EqgfCioIARgB",
+                "page_age": "July 15, 2024",
+            }
+        ],
+    },
+]
+CITED = {
+    "type": "web_search_result_location",
+    "url": "https://www.uefa.com/euro2024/",
+    "title": "UEFA EURO 2024",
+    "encrypted_index": "Eo8BCioIAhgB",
+    "cited_text": "Spain beat England 2-1.",
+}
+
+
+async def test_anthropic_paused_turn_goes_on_with_its_blocks_sent_back(server: LoopbackServer) -> None:
+    paused = [{"type": "text", "text": "Let me search."}, *SEARCHED]
+    server.script.append(Reply(200, message(*paused, stop="pause_turn")))
+    server.script.append(Reply(200, message({"type": "text", "text": "Spain won.", "citations": [CITED]})))
+    agent = LlmAgent(name="searcher", model=claude(server), tools=[WebSearch()])
+    result = await agent.run_async("Who won Euro 2024?", streaming=False)
+    first, second = (r.json() for r in server.requests)
+    assert second["messages"] == [*first["messages"], {"role": "assistant", "content": paused}]
+    assert second["tools"] == first["tools"] and second["model"] == first["model"]
+    assert result.text == "Let me search.Spain won."
+    assert result.events[-1].metadata["finish_reason"] == "stop"
+    assert result.events[-1].metadata["grounding"] == {
+        "queries": ["euro 2024 winner"],
+        "sources": [{"uri": "https://www.uefa.com/euro2024/", "title": "UEFA EURO 2024"}],
+        "citations": [{"text": "Spain won.", "sources": [0]}],
+    }
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (80, 180)  # both requests
+
+
+async def test_anthropic_streamed_paused_turn_sends_back_what_its_deltas_added_up_to(server: LoopbackServer) -> None:
+    server.script.append(
+        events(
+            *message_events(
+                block(
+                    0,
+                    {"type": "text", "text": ""},
+                    {"type": "text_delta", "text": "Let me "},
+                    {"type": "text_delta", "text": "search."},
+                ),
+                block(
+                    1,
+                    {**SEARCHED[0], "input": {}},
+                    {"type": "input_json_delta", "partial_json": '{"query": "euro'},
+                    {"type": "input_json_delta", "partial_json": ' 2024 winner"}'},
+                ),
+                block(2, SEARCHED[1]),
+                stop="pause_turn",
+            )
+        )
+    )
+    server.script.append(
+        events(
+            *message_events(
+                block(
+                    0,
+                    {"type": "text", "text": ""},
+                    {"type": "citations_delta", "citation": CITED},
+                    {"type": "text_delta", "text": "Spain won."},
+                )
+            )
+        )
+    )
+    request = LlmRequest(contents=[Content.user("Who won Euro 2024?")], builtin_tools=[WebSearch()])
+    *partials, final = [r async for r in claude(server).generate_content(request, stream=True)]
+    assert [r.content.text for r in partials] == ["Let me ", "search.", "Spain won."]
+    assert final.content.text == "Let me search.Spain won." and final.finish_reason == "stop"
+    second = server.requests[1].json()
+    assert second["messages"][-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Let me search."}, *SEARCHED],
+    }
+    assert len(second["messages"]) == len(server.requests[0].json()["messages"]) + 1
+
+
+async def test_anthropic_turn_still_paused_after_the_last_continuation_is_returned_as_it_stands(
+    server: LoopbackServer,
+) -> None:
+    for i in range(MAX_CONTINUATIONS + 2):
+        server.script.append(Reply(200, message({"type": "text", "text": f"{i} "}, stop="pause_turn")))
+    agent = LlmAgent(name="searcher", model=claude(server), tools=[WebSearch()])
+    result = await agent.run_async("Search for ever.", streaming=False)
+    assert len(server.requests) == MAX_CONTINUATIONS + 1  # the first request, then each continuation
+    assert result.text == "".join(f"{i} " for i in range(MAX_CONTINUATIONS + 1))
+    assert result.events[-1].metadata["finish_reason"] == "pause_turn"
+    last = server.requests[-1].json()["messages"][-1]  # one assistant message holds every stretch so far
+    assert last == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": f"{i} "} for i in range(MAX_CONTINUATIONS)],
     }
 
 
