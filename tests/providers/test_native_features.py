@@ -505,6 +505,15 @@ async def test_anthropic_thinking_streams_and_its_signature_goes_back_unchanged(
     assert second["messages"][2]["content"][0]["type"] == "tool_result"
 
 
+UEFA = {  # a web_search_result: its encrypted_content must go back byte for byte when sent back
+    "type": "web_search_result",
+    "url": "https://www.uefa.com/euro2024/",
+    "title": "UEFA EURO 2024",
+    "encrypted_content": "EqgfCioIARgB",
+    "page_age": "July 15, 2024",
+}
+
+
 async def test_anthropic_web_search_server_tool_and_citations(
     server: LoopbackServer,
 ) -> None:
@@ -530,13 +539,7 @@ async def test_anthropic_web_search_server_tool_and_citations(
                     "type": "web_search_tool_result",
                     "tool_use_id": "srvtoolu_01",
                     "content": [
-                        {
-                            "type": "web_search_result",
-                            "url": "https://www.uefa.com/euro2024/",
-                            "title": "UEFA EURO 2024",
-                            "encrypted_content": "EqgfCioIARgB",
-                            "page_age": "July 15, 2024",
-                        },
+                        UEFA,
                         {
                             "type": "web_search_result",
                             "url": "https://en.wikipedia.org/wiki/UEFA_Euro_2024",
@@ -639,15 +642,7 @@ SEARCHED = [
     {
         "type": "web_search_tool_result",
         "tool_use_id": "srvtoolu_01",
-        "content": [
-            {
-                "type": "web_search_result",
-                "url": "https://www.uefa.com/euro2024/",
-                "title": "UEFA EURO 2024",
-                "encrypted_content": "EqgfCioIARgB",
-                "page_age": "July 15, 2024",
-            }
-        ],
+        "content": [UEFA],
     },
 ]
 CITED = {
