@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from typing import Any
 
 from ..core.content import make_sendable
 from ..core.errors import AdkError
 from ..core.events import Event
+from ..core.json_value import json_problem
 from ..core.session import Session
 from ..core.state import TEMP_PREFIX, split_delta, storable
 from .leases import mark_run_live, run_is_live
@@ -40,6 +42,24 @@ def session_busy(app_name: str, user_id: str, session_id: str, holder: str = "",
         code="session_busy",
         category="unavailable",
     )
+
+
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+
+
+def event_json(event: Event, database: str) -> str:
+    """An event as a database store keeps it. State and content are made storable before they get
+    here (see `BaseSessionService.append_event`); what is left to fail is the event's metadata."""
+    value = event.to_dict()
+    try:
+        return _COMPACT_JSON.encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise AdkError.session(
+            f"Cannot store event {event.id!r} in the {database} session database: "
+            f"{json_problem(value, 'the event')}. Keep event metadata to str, int, float, bool, None, lists and dicts.",
+            code="not_serializable",
+            category="invalid_input",
+        ) from exc
 
 
 def session_exists(app_name: str, user_id: str, session_id: str) -> AdkError:

@@ -42,7 +42,7 @@ from ..core.errors import AdkError
 from ..core.events import Event, new_id
 from ..core.session import Session
 from ..core.state import checked_state, split_delta
-from .base import BaseSessionService, session_busy, session_exists
+from .base import BaseSessionService, event_json, session_busy, session_exists
 from .leases import Heartbeat, Lease, held_by_another, lease_lost
 
 __all__ = ["PostgresSessionService"]
@@ -270,7 +270,7 @@ class PostgresSessionService(BaseSessionService):
         session_delta: dict[str, Any],
     ) -> None:
         key = (session.app_name, session.user_id, session.id)
-        data = _dumps(event.to_dict(), f"event {event.id!r}")
+        data = event_json(event, "PostgreSQL")
         # One statement, so one round trip and atomic; every part hangs on the session's row, so
         # an event for a session deleted while running is dropped whole.
         parts = [f"s AS (UPDATE adk_sessions SET state = state || %s, updated_time = %s WHERE {_KEY} RETURNING 1)"]
@@ -466,18 +466,6 @@ def _merged(row: tuple[Any, ...]) -> dict[str, Any]:
 
 def _jsonb(value: dict[str, Any]) -> Jsonb:
     return Jsonb(value, dumps=_JSON.encode)
-
-
-def _dumps(value: Any, what: str) -> str:
-    try:
-        return _JSON.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise AdkError.session(
-            f"Cannot store {what} in the PostgreSQL session database: {exc}. Keep event metadata to str, int, "
-            "float, bool, None, lists and dicts.",
-            code="not_serializable",
-            category="invalid_input",
-        ) from exc
 
 
 def _read_event(service: PostgresSessionService, session_id: str, seq: int, data: str) -> Event:

@@ -30,10 +30,10 @@ from typing import Any, Self
 
 from ..core.errors import AdkError
 from ..core.events import Event, new_id
-from ..core.json_value import json_problem, repair_text
+from ..core.json_value import repair_text
 from ..core.session import Session
 from ..core.state import checked_state, split_delta
-from .base import BaseSessionService, session_busy, session_exists
+from .base import BaseSessionService, event_json, session_busy, session_exists
 from .leases import Heartbeat, Lease, held_by_another, lease_lost
 
 __all__ = ["SqliteSessionService"]
@@ -218,7 +218,7 @@ class SqliteSessionService(BaseSessionService):
         user_delta: dict[str, Any],
         session_delta: dict[str, Any],
     ) -> None:
-        data = _dumps(event.to_dict(), f"event {event.id!r}")
+        data = event_json(event, "SQLite")
         key = (session.app_name, session.user_id, session.id)
         run_id = event.invocation_id
         with self._transaction(write=True) as conn:
@@ -428,20 +428,6 @@ def _storage_error(path: str, exc: sqlite3.Error, timeout: float) -> AdkError:
     return AdkError.session(
         f"The session database {path!r} failed: {exc}.", code="session_db_error", category="internal"
     )
-
-
-def _dumps(value: Any, what: str) -> str:
-    """JSON for the file. State and content are made storable before they get here (see
-    BaseSessionService.append_event); what is left to fail is an event's metadata."""
-    try:
-        return _JSON.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise AdkError.session(
-            f"Cannot store {what} in the SQLite session database: {json_problem(value, 'the event')}. Keep event "
-            "metadata to str, int, float, bool, None, lists and dicts.",
-            code="not_serializable",
-            category="invalid_input",
-        ) from exc
 
 
 def _merge(

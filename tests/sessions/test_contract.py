@@ -207,6 +207,23 @@ async def test_state_that_json_cannot_carry_is_a_clear_error(store: Store) -> No
         assert [e.text for e in view.events] == ["kept"] and view.state == {"n": 1}
 
 
+async def test_event_metadata_a_database_cannot_keep_is_an_error_naming_the_event_and_the_value(
+    shared_store: Store,
+) -> None:
+    db = shared_store.service
+    session = await db.create(app_name=APP, user_id="u1")
+    event = Event("agent", Content.model("lost"))
+    event.metadata["seen"] = {"at": object()}
+    with pytest.raises(AdkError) as info:
+        await db.append_event(session, event)
+    database = {"sqlite": "SQLite", "postgres": "PostgreSQL"}[shared_store.kind]
+    assert info.value.code == "not_serializable" and info.value.category == "invalid_input"
+    assert f"Cannot store event {event.id!r} in the {database} session database" in info.value.message
+    assert "seen" in info.value.message and "at" in info.value.message, info.value.message
+    stored = await shared_store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)
+    assert stored is not None and stored.events == []
+
+
 # -- runs ---------------------------------------------------------------------------------------
 
 
