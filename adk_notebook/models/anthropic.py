@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,7 @@ from ..tools.builtin import (
 )
 from ..tools.dialects import anthropic_output_schema
 from .base import GenerateContentConfig, Llm, LlmRequest, LlmResponse
-from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, RetryPolicy
+from .http import DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, HttpTransport, RetryPolicy
 from .payload import Payload
 from .providers import AnthropicProvider, chosen_provider
 
@@ -145,29 +145,18 @@ class AnthropicModel(Llm):
     async def generate_content(self, request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
         transport = self.provider.transport
         body = self.build_body(request, stream)
-        payload = transport.payload
-        message = _Message(payload)
+        message = _Message(transport.payload)
         asked = body["messages"]
         for continuation in range(MAX_CONTINUATIONS + 1):
             if continuation:  # a paused turn: its blocks so far go back as they came, and the API goes on
                 body = {**body, "messages": [*asked, {"role": "assistant", "content": message.sent_back()}]}
                 message.next_stretch()
-            if not stream:
-                message.add_message(await transport.post_json("/v1/messages", body))
+            if stream:
+                async with aclosing(_stream_into(message, transport, body)) as partials:
+                    async for partial in partials:
+                        yield partial
             else:
-                events = transport.stream_sse("/v1/messages", body)
-                async with aclosing(events):
-                    async for event in events:
-                        part = message.add_event(payload.loads(event.data, "stream chunk"))
-                        if part is not None:
-                            yield LlmResponse(Content("model", [part]), partial=True, turn_complete=False)
-                        if message.stopped:
-                            break
-                if not message.stopped:
-                    raise payload.error(
-                        "unavailable", "stream_interrupted",
-                        "The Anthropic stream ended before message_stop; the answer is incomplete. Run the request again.",
-                    )  # fmt: skip
+                message.add_message(await transport.post_json("/v1/messages", body))
             if message.stop_reason != "pause_turn":
                 break
         yield message.finish()
@@ -343,6 +332,26 @@ def _sampling(config: GenerateContentConfig) -> dict[str, Any]:
 
 
 # -- Anthropic's answer -> ours ------------------------------------------------------------------
+async def _stream_into(
+    message: _Message, transport: HttpTransport, body: dict[str, Any]
+) -> AsyncGenerator[LlmResponse, None]:
+    """One streamed request read into `message`; the text it adds, as partial responses."""
+    payload = transport.payload
+    events = transport.stream_sse("/v1/messages", body)
+    async with aclosing(events):
+        async for event in events:
+            part = message.add_event(payload.loads(event.data, "stream chunk"))
+            if part is not None:
+                yield LlmResponse(Content("model", [part]), partial=True, turn_complete=False)
+            if message.stopped:
+                break
+    if not message.stopped:
+        raise payload.error(
+            "unavailable", "stream_interrupted",
+            "The Anthropic stream ended before message_stop; the answer is incomplete. Run the request again.",
+        )  # fmt: skip
+
+
 class _Message:
     """Collects one answer from a message, or from the events of a streamed one, read through `Payload`.
 
