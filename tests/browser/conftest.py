@@ -558,7 +558,11 @@ class LabPage:
         """
         url = urllib.parse.urlsplit(self.page.url)
         workspace = re.sub(r"/tree/.*$", "", url.path)
-        self.page.goto(f"{url.scheme}://{url.netloc}{workspace}?token={self.lab.token}", wait_until="domcontentloaded")
+        self.page.goto(
+            f"{url.scheme}://{url.netloc}{workspace}?token={self.lab.token}",
+            wait_until="domcontentloaded",
+            timeout=timeout * 1000,
+        )
         if kernel_idle:
             self.wait_ready(timeout)
         else:
