@@ -37,19 +37,6 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 PDF = b"%PDF-1.7\n%fake\n"
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with LoopbackServer() as server:  # one per module: stopping a server takes half a second
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: LoopbackServer) -> LoopbackServer:
-    shared_server.script.clear()
-    shared_server.requests.clear()
-    return shared_server
-
-
 def make_model(server: LoopbackServer, **kwargs: Any) -> AnthropicModel:
     return AnthropicModel(api_key=KEY, base_url=server.url, retry=FAST, **kwargs)
 

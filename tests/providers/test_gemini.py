@@ -34,19 +34,6 @@ FAST = RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.02)
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with LoopbackServer() as server:  # one per module: stopping a server takes half a second
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: LoopbackServer) -> LoopbackServer:
-    shared_server.script.clear()
-    shared_server.requests.clear()
-    return shared_server
-
-
 def make_model(server: LoopbackServer, model: str = "gemini-2.5-flash") -> GeminiModel:
     return GeminiModel(model, api_key=KEY, base_url=server.url, retry=FAST)
 

@@ -49,19 +49,6 @@ SSE = {"Content-Type": "text/event-stream"}
 SIGNATURE = "EqQBCkYIARgCKkD+opaque/signature=="  # opaque: must come back byte for byte
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with LoopbackServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server: LoopbackServer) -> LoopbackServer:
-    shared_server.script.clear()
-    shared_server.requests.clear()
-    return shared_server
-
-
 @tool
 def get_weather(city: str) -> dict:
     """Get the current weather for a city."""
