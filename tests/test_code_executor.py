@@ -597,3 +597,24 @@ def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was
         assert outcome in html, outcome
     assert "None of it worked." in html
     assert after.outputs[0]["text"] == "42 True\n", "the kernel kept its variables and was never replaced"
+
+
+@pytest.mark.notebook
+def test_in_a_kernel_without_bubblewrap_the_fallback_is_said_once_under_the_cell(tmp_path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [
+        "import os\nos.environ['PATH'] = '/nonexistent'  # no bwrap to be found\nfrom adk_notebook import PythonCodeExecutor",
+        "first = PythonCodeExecutor(workdir='a')\nprint(first.sandbox_mode)",
+        "second = PythonCodeExecutor(workdir='b')\nprint(second.sandbox_mode)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+    first, second = (nb.cells[i].outputs for i in (1, 2))
+    said = [o["text"] for o in first if o.get("name") == "stderr"]
+    assert len(said) == 1 and "RuntimeWarning" in said[0] and "audit-hook guard alone" in said[0], first
+    assert "Install bubblewrap" in said[0]
+    assert [o["text"] for o in first if o.get("name") == "stdout"] == ["guard\n"]
+    assert [o["text"] for o in second] == ["guard\n"], "said once"

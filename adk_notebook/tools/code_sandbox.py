@@ -23,7 +23,7 @@ from pathlib import Path
 __all__ = ["TMPFS_BYTES", "bwrap_command", "bwrap_problem"]
 
 TMPFS_BYTES = 256 * 2**20
-"""Most bytes the private /tmp and /dev/shm may each hold: they live in memory, beside RLIMIT_AS."""
+"""Most bytes the private /tmp and /dev/shm each hold (bubblewrap 0.8 and later): memory beside RLIMIT_AS."""
 # links on merged-/usr systems (/bin -> usr/bin), real folders on the others
 _SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _PROBE_TIMEOUT = 20.0
@@ -54,21 +54,8 @@ def bwrap_command(
             args += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             args += ["--ro-bind", folder, folder]
-    size = str(TMPFS_BYTES)
-    args += [
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--size",
-        size,
-        "--tmpfs",
-        "/dev/shm",
-        "--size",
-        size,
-        "--tmpfs",
-        "/tmp",
-    ]
+    size = ["--size", str(TMPFS_BYTES)] if _can_size_tmpfs(bwrap) else []
+    args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
     # after /tmp, which would hide what lies under it (a virtual environment in /tmp, say)
     for path in _outermost(_python_folders()):
         args += ["--ro-bind", str(path), str(path)]
@@ -77,6 +64,16 @@ def bwrap_command(
     args += ["--bind", str(workdir), str(workdir)]
     args += ["--remount-ro", "/", "--chdir", str(workdir), "--", *command]
     return args
+
+
+@functools.cache
+def _can_size_tmpfs(bwrap: str) -> bool:
+    """bubblewrap 0.8 and later bound a tmpfs (--size); older ones (Ubuntu 22.04's 0.6) still sandbox."""
+    try:
+        said = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in said.stdout + said.stderr
 
 
 def _outermost(paths: set[Path]) -> list[Path]:
