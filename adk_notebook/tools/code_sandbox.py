@@ -4,8 +4,9 @@ bubblewrap (`bwrap`, Debian's `bubblewrap`) starts a process in namespaces of it
 sees, signals and outlives none of the user's processes, and all of it dies with bwrap), IPC,
 UTS, network (none but its own loopback, unless `network=True`), mount (a root of its own that
 is read-only: the system folders and Python's prefixes bound read-only, the working folder
-read-write, a private /tmp, its own /proc, a minimal /dev; the user's home and projects are not
-there at all) and, where the kernel allows it, user (with no capabilities left, even for root).
+read-write, a private /tmp, its own /proc, a minimal /dev; the user's home, but for Python's
+folders in it, and projects are not there at all) and, where the kernel allows it, user; with
+no capabilities left, even for root.
 """
 
 from __future__ import annotations
