@@ -14,11 +14,14 @@ import os
 import struct
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from bwrap_sandbox import require_bwrap
 
 from adk_notebook import (
     AdkError,
@@ -33,6 +36,7 @@ from adk_notebook import (
     SqliteSessionService,
 )
 from adk_notebook.notebook.transcript import transcript_html
+from adk_notebook.tools import code_executor, code_sandbox
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -56,13 +60,33 @@ def gone(pid: int) -> bool:
         return True
 
 
-def wait_until_gone(pid: int, seconds: float = 5.0) -> bool:
+def running_in(folder: Path) -> list[psutil.Process]:
+    """The processes whose current folder is `folder` (pids inside a sandbox are not the host's)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.cwd() == str(folder) and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except psutil.Error:  # gone meanwhile, or not ours to look at
+            pass
+    return found
+
+
+def wait_until_none_runs_in(folder: Path, seconds: float = 5.0) -> bool:
     deadline = time.monotonic() + seconds
-    while not gone(pid):
+    while running_in(folder):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
+
+
+@pytest.fixture(params=["guard", "bwrap"])
+def sandbox(request: pytest.FixtureRequest) -> str:
+    """Each mode the executor runs code in; "bwrap" where bubblewrap can run (required in CI)."""
+    if request.param == "bwrap":
+        require_bwrap()
+    return str(request.param)
 
 
 # -- through an agent ------------------------------------------------------------------------
@@ -166,20 +190,20 @@ def _responses(events: list[Any]) -> list[FunctionResponse]:
 
 # -- the limits ------------------------------------------------------------------------------
 async def test_a_runaway_loop_is_stopped_at_the_time_limit_and_its_process_is_gone(
-    tmp_path: Path,
+    tmp_path: Path, sandbox: Any
 ) -> None:
-    executor = PythonCodeExecutor(timeout=1.5, workdir=tmp_path)
+    executor = PythonCodeExecutor(timeout=1.5, workdir=tmp_path, sandbox=sandbox)
     started = time.monotonic()
-    response = await run_code(executor, "import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass")
+    response = await run_code(executor, "print('looping', flush=True)\nwhile True:\n    pass")
     elapsed = time.monotonic() - started
 
     assert "time limit of 1.5 s" in response["error"] and "stopped" in response["error"]
     assert elapsed < 10
-    pid = int(response["stdout"].split()[0])  # what it printed before it was stopped is kept
-    assert wait_until_gone(pid)
+    assert response["stdout"] == "looping\n", "what it printed before it was stopped is kept"
+    assert wait_until_none_runs_in(tmp_path)
 
 
-async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path, sandbox: Any) -> None:
     # A fork through ctypes is native code the guard cannot see: the process group still catches it.
     code = (
         "import ctypes, os, time\n"
@@ -191,26 +215,26 @@ async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         "print(os.getpid(), child, flush=True)\n"
         "time.sleep(60)\n"
     )
-    response = await run_code(PythonCodeExecutor(timeout=2, workdir=tmp_path), code)
+    response = await run_code(PythonCodeExecutor(timeout=2, workdir=tmp_path, sandbox=sandbox), code)
     parent, child = (int(n) for n in response["stdout"].split())
     assert child > 0 and "time limit" in response["error"]
-    assert wait_until_gone(parent) and wait_until_gone(child)
+    assert wait_until_none_runs_in(tmp_path)
 
 
-async def test_a_cancelled_call_leaves_no_process_behind(tmp_path: Path) -> None:
-    executor = PythonCodeExecutor(timeout=60, workdir=tmp_path)
-    code = "import os, time\nopen('pid.txt', 'w').write(str(os.getpid()))\ntime.sleep(60)"
+async def test_a_cancelled_call_leaves_no_process_behind(tmp_path: Path, sandbox: Any) -> None:
+    executor = PythonCodeExecutor(timeout=60, workdir=tmp_path, sandbox=sandbox)
+    code = "import time\nopen('started.txt', 'w').write('yes')\ntime.sleep(60)"
     call = asyncio.create_task(executor.execute(SimpleToolContext(), {"code": code}))
-    pid_file = tmp_path / "pid.txt"
+    started = tmp_path / "started.txt"
     for _ in range(400):
-        if pid_file.exists() and pid_file.read_text():
+        if started.exists() and started.read_text():
             break
         await asyncio.sleep(0.05)
-    pid = int(pid_file.read_text())
+    assert running_in(tmp_path), "it runs"
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert wait_until_gone(pid)
+    assert wait_until_none_runs_in(tmp_path)
 
 
 async def test_a_memory_hog_gets_memory_error_naming_the_limit(tmp_path: Path) -> None:
@@ -289,7 +313,7 @@ async def test_no_file_is_written_outside_the_working_folder(tmp_path: Path) -> 
     assert any((work / ".tmp").iterdir()), "TMPDIR is inside the folder"
 
 
-async def test_api_keys_never_reach_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_api_keys_never_reach_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: Any) -> None:
     secret = "sk-" + "test-codeexec-0123456789abcdef"  # a made-up key, spelled so secret scanners pass it
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     monkeypatch.setenv("GOOGLE_API_KEY", secret)
@@ -302,17 +326,12 @@ async def test_api_keys_never_reach_the_child(tmp_path: Path, monkeypatch: pytes
         "    print('refused:', exc.strerror)\n"
         "print(len(open('/proc/self/environ').read()) > 0)\n"  # its own environment it may read
     )
-    response = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
+    executor = PythonCodeExecutor(timeout=20, workdir=tmp_path, sandbox=sandbox)
+    response = await run_code(executor, code)
     names, refusal, own = response["stdout"].splitlines()
-    assert json.loads(names) == [
-        "HOME",
-        "LANG",
-        "MPLBACKEND",
-        "MPLCONFIGDIR",
-        "PATH",
-        "TMPDIR",
-        "XDG_CACHE_HOME",
-    ]
+    expected = ["HOME", "LANG", "MPLBACKEND", "MPLCONFIGDIR", "PATH", "TMPDIR", "XDG_CACHE_HOME"]
+    bwrap_sets = ["PWD"] if sandbox == "bwrap" else []  # bubblewrap sets it: the folder
+    assert json.loads(names) == sorted(expected + bwrap_sets)
     assert refusal == "refused: code run by run_python may not read another process's environment or memory"
     assert own == "True"
     assert secret not in repr(response)
@@ -365,7 +384,7 @@ async def test_the_code_runs_as_a_scripts_main_module(tmp_path: Path) -> None:
         "    x: int\n"
         "print(__name__, pickle.loads(pickle.dumps(Point(3))))\n"
         "server = socket.socket()\n"
-        "server.bind(('127.0.0.1', 0))\n"  # the network is not confined, and binding one writes no file
+        "server.bind(('127.0.0.1', 0))\n"  # its own loopback, even without network; binding one writes no file
         "print(server.getsockname()[0])\n"
     )
     response = await run_code(PythonCodeExecutor(timeout=20, workdir=tmp_path), code)
@@ -410,6 +429,7 @@ def test_it_is_a_normal_tool_with_a_schema_for_code(tmp_path: Path) -> None:
         ),
         ({"max_output": 0}, "max_output (bytes) must be a whole number above 0"),
         ({"name": "run python"}, "is not accepted by model providers"),
+        ({"sandbox": "docker"}, 'sandbox must be "auto", "bwrap" or "guard"'),
     ],
 )
 def test_bad_settings_are_clear_errors(kwargs: dict[str, Any], says: str, tmp_path: Path) -> None:
@@ -436,6 +456,101 @@ def test_the_child_is_the_same_interpreter(tmp_path: Path) -> None:
     result = LlmAgent(name="which", model=model, tools=[PythonCodeExecutor(workdir=tmp_path)]).run("which python?")
     [response] = _responses(result.events)
     assert os.path.realpath(response.response["stdout"].strip()) == os.path.realpath(sys.executable)
+
+
+# -- the sandbox -----------------------------------------------------------------------------
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    """The bubblewrap probe and the fallback's warning, found anew (each is once per process)."""
+    code_sandbox.bwrap_problem.cache_clear()
+    code_executor._warn_unconfined.cache_clear()
+    yield
+    code_sandbox.bwrap_problem.cache_clear()
+    code_executor._warn_unconfined.cache_clear()
+
+
+def test_auto_uses_bubblewrap_where_it_runs(tmp_path: Path) -> None:
+    require_bwrap()
+    executor = PythonCodeExecutor(workdir=tmp_path)
+    assert executor.sandbox_mode == "bwrap" and "it has no network" in executor.description
+    online = PythonCodeExecutor(workdir=tmp_path, network=True)
+    assert online.sandbox_mode == "bwrap" and "network" not in online.description
+    assert PythonCodeExecutor(workdir=tmp_path, sandbox="guard").sandbox_mode == "guard"
+
+
+async def test_without_bubblewrap_auto_falls_back_to_the_guard_and_says_once_what_is_not_confined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))  # no bwrap to be found
+    with pytest.warns(RuntimeWarning) as warned:
+        first = PythonCodeExecutor(workdir=tmp_path / "a")
+        second = PythonCodeExecutor(workdir=tmp_path / "b")
+    assert first.sandbox_mode == second.sandbox_mode == "guard"
+    [warning] = [w for w in warned if "PythonCodeExecutor" in str(w.message)]
+    said = str(warning.message)
+    assert "bubblewrap (bwrap) is not installed" in said
+    for unconfined in ("kernel's environment", "outside its folder", "signal your processes", "network"):
+        assert unconfined in said
+    assert warning.filename == __file__, "it points at the line that made the executor"
+    response = await run_code(first, "print('still runs')")
+    assert response == {"stdout": "still runs\n", "stderr": "", "figures": 0}
+
+
+def test_a_bwrap_that_cannot_make_namespaces_is_found_by_the_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    # A stand-in for bubblewrap on a kernel without user namespaces: it fails as bwrap does there.
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    fake = programs / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(programs))
+    with pytest.raises(AdkError) as caught:
+        PythonCodeExecutor(workdir=tmp_path / "work", sandbox="bwrap")
+    assert caught.value.code == "sandbox_unavailable"
+    assert "No permissions to create new namespace" in caught.value.message
+    with pytest.warns(RuntimeWarning, match="No permissions to create new namespace"):
+        assert PythonCodeExecutor(workdir=tmp_path / "work").sandbox_mode == "guard"
+
+
+def test_sandbox_bwrap_refuses_to_run_without_bubblewrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))
+    with pytest.raises(AdkError) as caught:
+        PythonCodeExecutor(workdir=tmp_path, sandbox="bwrap")
+    assert caught.value.code == "sandbox_unavailable"
+    assert "Install bubblewrap" in caught.value.message and 'sandbox="guard"' in caught.value.message
+
+
+async def test_under_bubblewrap_the_home_and_the_project_are_not_there(tmp_path: Path) -> None:
+    require_bwrap()
+    project = Path(__file__).resolve().parents[1]
+    mine, its = (Path("/tmp") / f"adk-{who}-{uuid.uuid4().hex[:12]}" for who in ("host", "sandbox"))
+    mine.write_text("the user's")
+    code = (
+        "import json, os\n"
+        f"for path in ({str(Path.home())!r}, {str(project)!r}):\n"
+        "    print(json.dumps(sorted(os.listdir(path)) if os.path.isdir(path) else None))\n"
+        f"print(json.dumps(os.path.exists({str(mine)!r})))\n"
+        f"open({str(its)!r}, 'w').write('its own')\n"
+    )
+    try:
+        executor = PythonCodeExecutor(workdir=tmp_path / "work", sandbox="bwrap")
+        response = await run_code(executor, code)
+        home, in_project, sees_mine = map(json.loads, response["stdout"].splitlines())
+    finally:
+        mine.unlink()
+    assert in_project is None, "no project"
+    assert sees_mine is False and not its.exists(), "a /tmp of its own"
+    # Python may live under the home (pyenv): that folder alone is there, read-only
+    pythons = {
+        Path(p).relative_to(Path.home()).parts[0]
+        for p in (sys.prefix, sys.base_prefix)
+        if Path(p).is_relative_to(Path.home())
+    }
+    assert home is None or set(home) <= pythons, home
 
 
 # -- in a real kernel ------------------------------------------------------------------------
@@ -482,3 +597,24 @@ def test_in_a_kernel_bad_code_a_runaway_loop_and_a_memory_hog_leave_it_as_it_was
         assert outcome in html, outcome
     assert "None of it worked." in html
     assert after.outputs[0]["text"] == "42 True\n", "the kernel kept its variables and was never replaced"
+
+
+@pytest.mark.notebook
+def test_in_a_kernel_without_bubblewrap_the_fallback_is_said_once_under_the_cell(tmp_path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [
+        "import os\nos.environ['PATH'] = '/nonexistent'  # no bwrap to be found\nfrom adk_notebook import PythonCodeExecutor",
+        "first = PythonCodeExecutor(workdir='a')\nprint(first.sandbox_mode)",
+        "second = PythonCodeExecutor(workdir='b')\nprint(second.sandbox_mode)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+    first, second = (nb.cells[i].outputs for i in (1, 2))
+    said = [o["text"] for o in first if o.get("name") == "stderr"]
+    assert len(said) == 1 and "RuntimeWarning" in said[0] and "audit-hook guard alone" in said[0], first
+    assert "Install bubblewrap" in said[0]
+    assert [o["text"] for o in first if o.get("name") == "stdout"] == ["guard\n"]
+    assert [o["text"] for o in second] == ["guard\n"], "said once"

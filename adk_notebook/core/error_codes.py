@@ -565,6 +565,15 @@ class ErrorCode(StrEnum):
         "invalid_limit",
         "A PythonCodeExecutor limit (timeout, memory_limit, max_output) is not a positive number. Pass a whole number above 0.",
     )
+    INVALID_SANDBOX = (
+        "invalid_sandbox",
+        'PythonCodeExecutor\'s sandbox= is not "auto", "bwrap" or "guard". Pass one of those.',
+    )
+    SANDBOX_UNAVAILABLE = (
+        "sandbox_unavailable",
+        'PythonCodeExecutor(sandbox="bwrap") on a machine where bubblewrap cannot run (the message says why). '
+        'Install bubblewrap, or pass sandbox="guard" (the audit hook alone).',
+    )
 
     # Evaluation
     INVALID_EVAL_SET = (

@@ -12,27 +12,31 @@ any; and one image part per matplotlib figure, each once: the file `savefig` wro
 JPEG, GIF or WEBP), else, if it is still open when the code ends, drawn as PNG. Bad code, a
 runaway loop or a memory hog each come back as such a result; the kernel is never touched.
 
-What the child gets, and what that does and does not isolate:
+What the child gets, and what that does and does not confine, by `sandbox`:
 
-- A clean environment: HOME, TMPDIR, XDG_CACHE_HOME and MPLCONFIGDIR inside the folder,
-  MPLBACKEND=Agg, PATH=os.defpath, nothing else of the parent's. API keys never reach it.
-- Limits: wall time (`timeout`; the parent then kills the whole process group, and an alarm
-  in the child ends it should the parent vanish), address space (`memory_limit`, RLIMIT_AS: a
-  hog gets MemoryError), the size of any one file (RLIMIT_FSIZE, `FILE_SIZE_LIMIT`), no core
-  files, and bounded output (stdout and stderr each cut in the middle past `max_output` bytes).
-- A guard (an audit hook installed before the code runs, which Python code cannot remove)
-  that refuses with PermissionError: opening a file for writing, and creating, removing,
-  renaming, linking, truncating or changing the attributes of anything outside the folder
-  (after resolving `..` and symlinks; sqlite3 databases and unix sockets too); starting
-  processes (subprocess, os.system, fork, exec, spawn: nothing escapes the guard by running
-  another program); signalling any process but itself; reading another process's
-  environment or memory under /proc (the kernel's keys live there).
-- Not isolated: reading files anywhere else the user can; the network; native code (C
-  extensions, ctypes) acting on its own, which no audit hook sees (a fork through ctypes still
-  dies with the process group); `os.open(..., dir_fd=...)` writes, judged relative to the
-  current folder; CPU use within the time limit. This is a guard against a model's mistakes,
-  not a security sandbox against a determined attacker: code that means harm and runs as you
-  can do what you can. For untrusted code use a container or a VM.
+- Always: a clean environment (HOME, TMPDIR, XDG_CACHE_HOME and MPLCONFIGDIR inside the
+  folder, MPLBACKEND=Agg, PATH=os.defpath, under bwrap PWD, nothing else of the parent's: API
+  keys never reach it); limits: wall time (`timeout`; the parent then kills the whole process group, and an
+  alarm in the child ends it should the parent vanish), address space (`memory_limit`,
+  RLIMIT_AS: a hog gets MemoryError), the size of any one file (RLIMIT_FSIZE,
+  `FILE_SIZE_LIMIT`), no core files; bounded output (stdout and stderr each cut in the middle
+  past `max_output` bytes, the list of files written past `MAX_LISTED_FILES` names, the model
+  told what was cut); and the guard (code_runner.py), an audit hook that refuses with
+  PermissionError writes outside the folder, starting processes, signalling others and
+  reading another process's environment, as a model's mistakes would attempt them.
+- "bwrap" (code_sandbox.py): the child runs under bubblewrap, in PID, IPC, UTS, network
+  (unless `network=True`), mount and (where allowed) user namespaces with no capabilities.
+  The file system is read-only but for the folder and a private /tmp, and holds only the
+  system folders and Python's; the user's home, projects and other processes (the kernel
+  and its environment among them) are out of reach, native code included, and the whole
+  sandbox dies at the time limit, however its processes try to leave the process group.
+- "guard" (where bubblewrap cannot run): the guard alone. Python code that means harm gets
+  past an audit hook (native code, `dir_fd` opens, `_posixsubprocess`, pidfds, `mknod`,
+  SQLite `ATTACH`): then it can read what you can read (the kernel's environment included),
+  write where you can, signal your processes, start processes that outlive the time limit,
+  and use the network. A guard against a model's mistakes, not a sandbox.
+- "auto" (the default): "bwrap" where this machine can run it, else "guard" with a warning,
+  once per process, that names what is then not confined. `sandbox_mode` says which.
 
 Linux only: the guard resolves file descriptors through /proc, and the memory limit is
 RLIMIT_AS, which not every system enforces.
@@ -41,17 +45,20 @@ RLIMIT_AS, which not every system enforces.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.errors import AdkError
 from .base import Tool, check_timeout
+from .code_sandbox import bwrap_command, bwrap_problem
 from .names import check_tool_name
 from .responses import MAX_INLINE_DATA_BYTES, FunctionResponseData
 
@@ -60,11 +67,17 @@ if TYPE_CHECKING:
 
     from ..core.context import ToolContext
 
-__all__ = ["FILE_SIZE_LIMIT", "PythonCodeExecutor"]
+__all__ = ["FILE_SIZE_LIMIT", "MAX_LISTED_FILES", "PythonCodeExecutor", "Sandbox"]
+
+Sandbox = Literal["auto", "bwrap", "guard"]
 
 RUNNER = Path(__file__).with_name("code_runner.py")
+# where the sandbox has it: the package's folder (a project's, maybe) is not there
+_RUNNER_INSIDE = "/run/adk_notebook/code_runner.py"
 FILE_SIZE_LIMIT = 256 * 2**20
 """Most bytes any one file the code writes may hold (RLIMIT_FSIZE); a larger write fails with OSError."""
+MAX_LISTED_FILES = 100
+"""Most names of written files the model receives; past it, how many more there are."""
 RESULT_GRACE = 5.0
 """Seconds the tool's own `timeout` adds to the code's, so the code's limit is what the model hears."""
 # the child's JSON: base64 figures of at most what a response carries, and a little more
@@ -94,6 +107,10 @@ class PythonCodeExecutor(Tool):
         max_output: Most bytes of stdout, and of stderr, the model receives; past it the
             middle is cut out with a marker.
         name: The name the model calls it by.
+        sandbox: "bwrap" (bubblewrap; an AdkError where it cannot run), "guard" (the audit
+            hook alone) or "auto" ("bwrap" where it can run, else "guard" with a warning);
+            the choice is `sandbox_mode`. See the module for what each confines.
+        network: Whether the code may use the network; only "bwrap" can refuse it.
     """
 
     def __init__(
@@ -104,6 +121,8 @@ class PythonCodeExecutor(Tool):
         *,
         max_output: int = 20_000,
         name: str = "run_python",
+        sandbox: Sandbox = "auto",
+        network: bool = False,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise AdkError.config(
@@ -120,6 +139,8 @@ class PythonCodeExecutor(Tool):
                 code="invalid_timeout",
             )
         self.name = check_tool_name(name)
+        self.network = network
+        self.sandbox_mode: Literal["bwrap", "guard"] = _choose_sandbox(sandbox)
         self.code_timeout = limit
         self.timeout = limit + RESULT_GRACE
         self.memory_limit = None if memory_limit is None else _positive_int(memory_limit, "memory_limit (MiB, or None)")
@@ -140,12 +161,13 @@ class PythonCodeExecutor(Tool):
                 code="invalid_workdir",
             ) from None
         memory = "no memory limit" if self.memory_limit is None else f"at most {self.memory_limit} MiB of memory"
+        offline = "; it has no network" if self.sandbox_mode == "bwrap" and not network else ""
         self.description = (
             "Run Python code in a fresh process and get back its stdout, stderr, the error if "
             "it failed, and every matplotlib figure it saved or left open, as an image. Each "
             "call starts from scratch (no variables survive); files written in the working "
             f"folder do. Limits: {limit:g} s, {memory}; the code may only write inside its "
-            "working folder and may not start processes."
+            f"working folder and may not start processes{offline}."
         )
 
     @property
@@ -183,6 +205,11 @@ class PythonCodeExecutor(Tool):
             response["figure_errors"] = notes
         if payload and payload["files"]:
             response["files"] = payload["files"]
+            if payload["files_not_listed"]:
+                response["files_not_listed"] = (
+                    f"{payload['files_not_listed']:,} more files were written; only the first "
+                    f"{MAX_LISTED_FILES} names (sorted) are listed."
+                )
         return data
 
     async def _run(
@@ -200,26 +227,35 @@ class PythonCodeExecutor(Tool):
             "memory_bytes": None if memory is None else memory * 2**20,
             "file_size_bytes": FILE_SIZE_LIMIT,
             "alarm_seconds": math.ceil(self.code_timeout + RESULT_GRACE) + 1,
+            "max_listed_files": MAX_LISTED_FILES,
         }
         read_fd, write_fd = os.pipe()
+        bwrap = self.sandbox_mode == "bwrap"
+        command = [
+            sys.executable,
+            "-I",  # no PYTHON* variables, no user site, not the script's folder on sys.path
+            "-B",  # no __pycache__ in the folder
+            "-u",  # unbuffered: what it printed before a kill is kept
+            "-X",
+            "utf8",
+            _RUNNER_INSIDE if bwrap else str(RUNNER),
+            str(write_fd),
+            json.dumps(settings),
+        ]
+        if bwrap:
+            command = bwrap_command(command, self.workdir, network=self.network, files={_RUNNER_INSIDE: RUNNER})
         try:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-I",  # no PYTHON* variables, no user site, not the script's folder on sys.path
-                "-B",  # no __pycache__ in the folder
-                "-u",  # unbuffered: what it printed before a kill is kept
-                "-X",
-                "utf8",
-                str(RUNNER),
-                str(write_fd),
-                json.dumps(settings),
+                *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.workdir,
                 env=self._environment(),
                 pass_fds=(write_fd,),
-                start_new_session=True,  # its own process group: a timeout kills all of it, and Ctrl-C is not for it
+                # its own process group: a timeout kills all of it (under bwrap: bwrap, and with
+                # it its PID namespace), and Ctrl-C is not for it
+                start_new_session=True,
             )
         except BaseException:
             os.close(read_fd)
@@ -374,6 +410,42 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _choose_sandbox(sandbox: Any) -> Literal["bwrap", "guard"]:
+    """The mode `sandbox` means on this machine; warns (once per process) when "auto" falls back."""
+    if sandbox not in ("auto", "bwrap", "guard"):
+        raise AdkError.config(
+            f'PythonCodeExecutor: sandbox must be "auto", "bwrap" or "guard", got {sandbox!r}.',
+            code="invalid_sandbox",
+        )
+    if sandbox == "guard":
+        return "guard"
+    problem = bwrap_problem()
+    if problem is None:
+        return "bwrap"
+    if sandbox == "bwrap":
+        raise AdkError.config(
+            f'PythonCodeExecutor(sandbox="bwrap") cannot run its sandbox: {problem}. Install bubblewrap '
+            "(Debian/Ubuntu: apt-get install bubblewrap) on a kernel that allows it user namespaces, or pass "
+            'sandbox="guard" to run the code under the audit-hook guard alone.',
+            code="sandbox_unavailable",
+            category="unsupported",
+        )
+    _warn_unconfined(problem)
+    return "guard"
+
+
+@functools.cache
+def _warn_unconfined(problem: str) -> None:
+    warnings.warn(
+        f"PythonCodeExecutor runs the model's code under its audit-hook guard alone ({problem}). "
+        "Code that means harm can then read the kernel's environment (API keys) and your files, "
+        "write outside its folder, signal your processes, start processes that outlive the time "
+        "limit, and use the network. Install bubblewrap for a real sandbox.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def _positive_int(value: Any, what: str) -> int:

@@ -2,7 +2,7 @@
 
 Run as `python -I -B -u -X utf8 code_runner.py RESULT_FD SETTINGS_JSON` in the working folder,
 with the code on stdin. It writes one JSON object to RESULT_FD ({"error", "figures",
-"figure_errors", "files"}) and exits; what the code prints goes to its stdout and stderr
+"figure_errors", "files", "files_not_listed"}) and exits; what the code prints goes to its stdout and stderr
 untouched. Standard library only and no import of adk_notebook: with -I it runs outside the
 package, and nothing of the kernel's is loaded before the code.
 
@@ -143,10 +143,14 @@ class Guard:
                 path,
             )
 
-    def files(self) -> list[str]:
-        """What the code wrote or changed that is still a file, relative to the folder, hidden ones left out."""
+    def files(self, most: int) -> tuple[list[str], int]:
+        """What the code wrote or changed that is still a file, relative to the folder, hidden ones left out.
+
+        The first `most` names, sorted, and how many more there are.
+        """
         names = {os.path.relpath(p, self.root) for p in self.written if p != self.root and os.path.isfile(p)}
-        return sorted(n for n in names if not n.startswith("."))
+        shown = sorted(n for n in names if not n.startswith("."))
+        return shown[:most], max(0, len(shown) - most)
 
 
 def _saving_figure() -> Any:
@@ -271,12 +275,14 @@ def main(argv: list[str]) -> None:
     sys.addaudithook(guard)
     error = run(code)
     images, figure_errors = figures(guard.saved)
+    files, not_listed = guard.files(settings["max_listed_files"])
     json.dump(
         {
             "error": error,
             "figures": images,
             "figure_errors": figure_errors,
-            "files": guard.files(),
+            "files": files,
+            "files_not_listed": not_listed,
         },
         result,
     )
