@@ -3,6 +3,9 @@
 - A tool parameter of a type the model cannot send (a callable, a plain class, a lock) is one
   line naming the function, the parameter and what to use instead, from `@tool`, `FunctionTool`
   and a `%%tool` cell alike, as `*args` already was (it was a 220-line pydantic traceback).
+- A bad `--model` string fails the `%%agent` cell that holds it (it failed at `%%chat`); a known
+  provider without its key set does not (keys are read when a request is sent).
+- `%%agent?` says what the default model is.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Any
 
 import pytest
 from IPython.testing import globalipapp
+from provider_env import PROVIDER_VARIABLES
 from pydantic import BaseModel
 
-from adk_notebook import FunctionTool, tool
+from adk_notebook import FunctionTool, LlmAgent, tool
 from adk_notebook.notebook import get_workspace
 
 
@@ -103,7 +107,9 @@ def ip() -> Any:
 
 
 @pytest.fixture()
-def shell(ip: Any) -> Iterator[Any]:
+def shell(ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    for key in PROVIDER_VARIABLES:  # no provider key: a model string is checked without one
+        monkeypatch.delenv(key, raising=False)
     get_workspace(ip).reset()
     before = set(ip.user_ns)
     yield ip
@@ -138,3 +144,44 @@ def test_a_tool_cell_with_an_unsupported_parameter_is_one_line(
         assert line.startswith("UsageError: %%tool lookup: "), line
         _one_line_naming(line, "lookup", "'helper'", type_text)
         assert get_workspace(shell).tools == {}
+
+
+# -- --model checked where it is written ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ("nosuchprovider:x", "Unknown model string 'nosuchprovider:x'."),
+        ("gemnii-2.5", "Did you mean 'gemini-2.5'?"),
+        ("opnai:gpt-4o", "Did you mean 'openai:gpt-4o'?"),
+        ("openai:", "names no model: write 'openai:<model>'"),
+        ("gpt5", "not a model string"),
+    ],
+)
+def test_a_bad_model_string_fails_its_agent_cell(
+    shell: Any, model: str, says: str, capsys: pytest.CaptureFixture[str], tally: Any
+) -> None:
+    with tally.case(f"first use: bad --model at %%agent ({model})"):
+        line = _fails_in_one_line(shell, f"%%agent bot --model {model}\nHelp.", capsys)
+        assert line.startswith(f"UsageError: %%agent bot: --model {model}: "), line
+        assert says in line and "openai:gpt-4o-mini" in line, f"does not say what model strings look like: {line}"
+        assert "bot" not in shell.user_ns and "bot" not in get_workspace(shell).agents
+        line = _fails_in_one_line(shell, f"%adk model {model}", capsys)
+        assert says in line, line
+
+
+@pytest.mark.parametrize("model", ["auto", "anthropic:claude-haiku-4-5", "openai:gpt-4o-mini", "gemini-2.5-flash"])
+def test_a_good_model_string_without_its_key_is_fine_at_the_agent_cell(shell: Any, model: str, tally: Any) -> None:
+    with tally.case(f"first use: good --model without a key at %%agent ({model})"):
+        result = shell.run_cell(f"%%agent bot --model {model}\nHelp.")
+        assert result.success, result.error_in_exec
+        assert isinstance(shell.user_ns["bot"], LlmAgent) and shell.user_ns["bot"].model == model
+        if model != "auto":  # the request a model would get is shown without a key
+            assert shell.run_cell("%adk request bot --message hi").success
+
+
+def test_agent_help_says_what_the_default_model_is(ip: Any, tally: Any) -> None:
+    with tally.case("first use: %%agent? names the default model"):
+        help_text = " ".join(ip.find_cell_magic("agent").__doc__.split())
+        model_help = help_text[help_text.index("--model MODEL A model string") : help_text.index("--tools <A,B>")]
+        assert "%%adk" not in model_help, "%adk is a line magic; there is no %%adk"
+        assert "Default: auto, or the model set with %adk model STRING" in model_help, model_help
