@@ -6,12 +6,19 @@
 - A bad `--model` string fails the `%%agent` cell that holds it (it failed at `%%chat`); a known
   provider without its key set does not (keys are read when a request is sent).
 - `%%agent?` says what the default model is.
+- A `SqliteSessionService` leaves only its database file behind: after `close()`, and when the
+  program ends without closing it (the write-ahead log is folded back, `-wal` / `-shm` removed).
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +26,7 @@ from IPython.testing import globalipapp
 from provider_env import PROVIDER_VARIABLES
 from pydantic import BaseModel
 
-from adk_notebook import FunctionTool, LlmAgent, tool
+from adk_notebook import FunctionTool, LlmAgent, SqliteSessionService, tool
 from adk_notebook.notebook import get_workspace
 
 
@@ -185,3 +192,58 @@ def test_agent_help_says_what_the_default_model_is(ip: Any, tally: Any) -> None:
         model_help = help_text[help_text.index("--model MODEL A model string") : help_text.index("--tools <A,B>")]
         assert "%%adk" not in model_help, "%adk is a line magic; there is no %%adk"
         assert "Default: auto, or the model set with %adk model STRING" in model_help, model_help
+
+
+# -- a SQLite session file leaves nothing beside it -----------------------------------------------
+SQLITE_RUN = """
+import asyncio, sys
+from adk_notebook import FunctionCall, LlmAgent, Runner, ScriptedModel, SqliteSessionService, tool
+
+@tool
+def get_weather(city: str) -> dict:
+    \"\"\"Get the weather.\"\"\"
+    return {"city": city, "condition": "sunny"}
+
+async def talk(sessions: SqliteSessionService) -> None:
+    model = ScriptedModel([FunctionCall("get_weather", {"city": "Oslo"}), "Sunny in Oslo."])
+    runner = Runner(app_name="app", agent=LlmAgent(name="bot", model=model, tools=[get_weather]), session_service=sessions)
+    await sessions.create(app_name="app", user_id="u", session_id="s1", state={"user:name": "Ana"})
+    async for _ in runner.run(user_id="u", session_id="s1", content="Weather in Oslo?"):
+        pass
+"""
+
+
+def _talk(path: Path, ending: str) -> None:
+    """A conversation with a tool call kept in `path`, in a process of its own; `ending` after it."""
+    code = f"{SQLITE_RUN}\nsessions = SqliteSessionService({str(path)!r})\nasyncio.run(talk(sessions))\n{ending}\n"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=path.parent)
+
+
+def _reads_back(path: Path) -> None:
+    with SqliteSessionService(path) as sessions:
+        session = asyncio.run(sessions.get(app_name="app", user_id="u", session_id="s1"))
+    assert session is not None and session.state["user:name"] == "Ana"
+    assert [e.author for e in session.events] == ["user", "bot", "bot", "bot"], "the run was kept"
+
+
+@pytest.mark.parametrize(
+    ("case", "ending"),
+    [
+        (
+            "close, then the process goes on",
+            "sessions.close(); import os; assert os.listdir('.') == ['chats.db'], os.listdir('.')",
+        ),
+        ("the process ends without close", ""),
+        (
+            "the process ends while a second service is open",
+            "other = SqliteSessionService('chats.db'); sessions.close()",
+        ),
+    ],
+)
+def test_a_sqlite_session_file_leaves_nothing_beside_it(tmp_path: Path, case: str, ending: str, tally: Any) -> None:
+    with tally.case(f"first use: SQLite sessions leave no -wal/-shm ({case})"):
+        path = tmp_path / "chats.db"
+        _talk(path, ending)
+        assert sorted(os.listdir(tmp_path)) == ["chats.db"]
+        _reads_back(path)
+        assert sorted(os.listdir(tmp_path)) == ["chats.db"], "reading it back left files too"
