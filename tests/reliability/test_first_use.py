@@ -8,12 +8,15 @@
 - `%%agent?` says what the default model is.
 - A `SqliteSessionService` leaves only its database file behind: after `close()`, and when the
   program ends without closing it (the write-ahead log is folded back, `-wal` / `-shm` removed).
+- Notebook 06 describes the agent graph's arrows as they are drawn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -28,6 +31,7 @@ from pydantic import BaseModel
 
 from adk_notebook import FunctionTool, LlmAgent, SqliteSessionService, tool
 from adk_notebook.notebook import get_workspace
+from adk_notebook.notebook.render import EDGE_DASHES
 
 
 class Plain:
@@ -247,3 +251,29 @@ def test_a_sqlite_session_file_leaves_nothing_beside_it(tmp_path: Path, case: st
         assert sorted(os.listdir(tmp_path)) == ["chats.db"]
         _reads_back(path)
         assert sorted(os.listdir(tmp_path)) == ["chats.db"], "reading it back left files too"
+
+
+# -- notebook 06 says what the graph draws ----------------------------------------------------------
+def _style(kind: str) -> str:
+    """How `render.graph_svg` (and the live view, which shares EDGE_DASHES) draws an edge kind."""
+    dashes = EDGE_DASHES.get(kind)
+    if dashes is None:
+        return "solid"
+    return "dotted" if float(dashes.split(",")[0]) <= 1 else "dashed"
+
+
+def test_notebook_06_describes_the_graph_arrows_as_drawn(tally: Any) -> None:
+    with tally.case("first use: notebook 06 names the graph's arrow styles as drawn"):
+        notebook = json.loads((Path(__file__).parents[2] / "notebooks" / "06_multi_agent.ipynb").read_text())
+        text = next(
+            " ".join("".join(c["source"]).split())
+            for c in notebook["cells"]
+            if c["cell_type"] == "markdown" and "## The agent graph" in "".join(c["source"])
+        )
+        for phrase, kind in [
+            ("sub-agents and tools", "tree"),
+            ("sub-agents and tools", "tool"),
+            ("agents it uses as tools", "agent_tool"),
+            ("hand-offs", "transfer"),
+        ]:
+            assert re.search(rf"{phrase}[^,;.]*\b{_style(kind)}\b", text), f"{phrase}: not said to be {_style(kind)}"
