@@ -5,7 +5,8 @@
 Streams the answer as it arrives, shows tool calls as `[Using get_weather with city=Tokyo]`,
 and keeps one session for the conversation. It behaves like a shell: Ctrl-C during an answer
 stops that answer and returns to the prompt (the session stays consistent: a stopped tool
-call gets its answer), Ctrl-C at the prompt clears the line, Ctrl-D or "exit" quits. On a
+call gets its answer), Ctrl-C at the prompt clears the line, Ctrl-D or "exit" quits. Text typed
+while an answer streams is not echoed into it and waits at the next prompt (also after Ctrl-C). On a
 terminal, readline gives line editing and this session's history (nothing is written to disk).
 
 The REPL reads on the main thread and runs each answer on one event loop kept for the whole
@@ -17,8 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
-from contextlib import aclosing
+from collections.abc import Callable, Iterator
+from contextlib import aclosing, contextmanager
 from typing import TextIO
 
 from .agents.base import Agent
@@ -101,11 +102,12 @@ class Launcher:
                     return
                 if not line:
                     continue
-                try:
-                    loop.run(self.answer(line))
-                except KeyboardInterrupt:  # Ctrl-C while answering: asyncio.Runner cancelled the run
-                    write("\n⏹  Stopped.\n\n")
-                self._out.flush()
+                with _typeahead_kept(self._input is input):
+                    try:
+                        loop.run(self.answer(line))
+                    except KeyboardInterrupt:  # Ctrl-C while answering: asyncio.Runner cancelled the run
+                        write("\n⏹  Stopped.\n\n")
+                    self._out.flush()
 
     async def answer(self, text: str) -> None:
         """Run the agent on one message, printing the answer as it streams."""
@@ -142,6 +144,29 @@ def terminal_message(error: BaseException) -> str:
     if isinstance(error, AdkError) and error.code == "missing_api_key" and error.details.get("variables"):
         text += f" In a shell: export {error.details['variables'][0]}=..."
     return " ".join(text.split())
+
+
+@contextmanager
+def _typeahead_kept(on_terminal: bool) -> Iterator[None]:
+    """Type-ahead as a shell keeps it: while an answer streams, what the user types is not echoed
+    into the answer and Ctrl-C does not discard it; it stays in the terminal's input, where
+    readline finds it at the next prompt (editable; Enter sends it). No-op off a terminal."""
+    try:
+        import termios
+    except ImportError:  # Windows
+        termios = None  # type: ignore[assignment]
+    if termios is None or not on_terminal or not sys.stdin.isatty():
+        yield
+        return
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    quiet = list(saved)
+    quiet[3] = (saved[3] & ~termios.ECHO) | termios.NOFLSH  # local modes: no echo, no flush on Ctrl-C
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)  # not TCSAFLUSH: the typed text stays
 
 
 def _line_editing() -> None:

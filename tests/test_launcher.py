@@ -290,3 +290,66 @@ def test_bad_tools_options_are_one_line(repl_env: dict[str, str], tmp_path: Path
             cwd=tmp_path,
         )
         assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def _last_answer(child: Any) -> str:
+    """The screen from the last "Assistant: " to the prompt after it."""
+    screen = child.logfile_read.getvalue()
+    start = screen.rindex("Assistant: ")
+    return screen[start : screen.index("You: ", start)]
+
+
+def test_text_typed_during_an_answer_is_kept_for_the_next_prompt(repl_env: dict[str, str], tmp_path: Path) -> None:
+    """Type-ahead, as a shell keeps it: what the user types while an answer streams is not echoed
+    into the answer, is not lost when Ctrl-C stops that answer, and waits at the next prompt."""
+    import pexpect
+
+    story = [f"word{i} " for i in range(30)]
+    script = [
+        _text_reply(story[:8], delay=0.1),
+        _text_reply(["Got the first."]),
+        _text_reply(story, delay=0.1),
+        _text_reply(["Got the second."]),
+    ]
+    with LoopbackServer(script) as server:
+        env = {**repl_env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
+        child = _spawn(["--model", "openai:gpt-4o-mini"], env, tmp_path)
+        try:
+            child.expect_exact("You: ")
+            child.sendline("Tell me a short story.")
+            child.expect_exact("word2 ")
+            child.send("first typed")  # while the answer streams
+            child.expect_exact("word7 ")
+            child.expect_exact("You: ")
+            child.expect_exact("first typed")  # waiting at the prompt, editable
+            assert "typed" not in _last_answer(child), "echoed into the answer"
+            child.send("\r")
+            child.expect_exact("Got the first.")
+            child.expect_exact("You: ")
+            child.sendline("Tell me a long story.")
+            child.expect_exact("word2 ")
+            child.send("second typed")
+            child.sendintr()  # Ctrl-C stops the answer, not what was typed
+            child.expect_exact("Stopped.")
+            child.expect_exact("You: ")
+            child.expect_exact("second typed")
+            assert "typed" not in _last_answer(child), "echoed into the answer"
+            child.send("\r")
+            child.expect_exact("Got the second.")
+            child.expect_exact("You: ")
+            child.sendeof()
+            child.expect(pexpect.EOF)
+        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
+            raise AssertionError(
+                f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
+                f"{child.logfile_read.getvalue()}"
+            ) from None
+        finally:
+            child.close(force=True)
+        requests = server.requests
+    assert [_user_texts(r)[-1] for r in requests] == [
+        "Tell me a short story.",
+        "first typed",
+        "Tell me a long story.",
+        "second typed",
+    ]

@@ -44,6 +44,7 @@ __all__ = [
     "auto_choice",
     "describe",
     "model_id",
+    "parse_model_string",
     "providers",
     "resolve_model",
 ]
@@ -52,6 +53,10 @@ __all__ = [
 AUTO_DEFAULTS = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
 _PROVIDERS = ("gemini", "openai", "anthropic", "ollama", "deepseek", "groq", "openrouter", "local")
+_LOOKS_LIKE = (
+    "Model strings look like gemini-2.5-flash, openai:gpt-4o-mini, anthropic:claude-haiku-4-5, ollama:llama3.2 "
+    "(also deepseek:, groq:, openrouter:), local or auto"
+)
 # Bare model names people type, and the provider they belong to (for "did you mean").
 _FAMILY_HINTS = (
     ("gpt-", "openai"),
@@ -82,40 +87,53 @@ def resolve_model(model: Llm | str, *, require_key: bool = True) -> Llm:
     """
     if isinstance(model, Llm):
         return model
+    provider, name = parse_model_string(model)
+    if provider == "auto":
+        return _auto(require_key)
+    if provider == "local":
+        return _build("local", "LocalModel", model_path=name or None)
+    # The provider reads its key from the environment when a request is sent; here it is only checked.
+    sender = _provider_classes()[provider]()
+    if require_key and sender.key_required() and sender.api_key() is None:
+        raise missing_api_key(f"Model {model.strip()!r}", sender.key_variables, "pass a model object with api_key=")
+    if provider == "gemini":
+        return _build("gemini", "GeminiModel", name, provider=sender)
+    if provider == "anthropic":
+        return _build("anthropic", "AnthropicModel", name, provider=sender)
+    return _build("openai", "OpenAIModel", name, provider=sender)
+
+
+def parse_model_string(model: object) -> tuple[str, str]:
+    """The (provider, model name) a model string names: ("gemini", "gemini-2.5-flash"),
+    ("openai", "gpt-4o-mini"), ("local", "" or a path), ("auto", "").
+
+    Only the string is read (no key, no import), so a notebook checks it where it is written.
+
+    Raises:
+        AdkError: the string is not one (empty, an unknown provider, no model after the ':'),
+            with a suggestion when one is close.
+    """
     if not isinstance(model, str) or not model.strip():
         raise AdkError.config(
             f"A model must be an Llm object or a model string like 'gemini-2.5-flash'; got {model!r}.",
             code="invalid_model",
         )
     text = model.strip()
-    if text == "auto":
-        return _auto(require_key)
-    if text == "local":
-        return _build("local", "LocalModel", model_path=None)
+    if text in ("auto", "local"):
+        return text, ""
     provider, sep, name = text.partition(":")
     provider = provider.lower()
     if not sep:
-        if text.startswith("gemini-"):
-            provider, name = "gemini", text
-        else:
+        if not text.startswith("gemini-"):
             raise _unknown(text)
+        provider, name = "gemini", text
     if provider not in _PROVIDERS:
         raise _unknown(text)
-    if provider == "local":
-        return _build("local", "LocalModel", model_path=name or None)
-    if not name:
+    if not name and provider != "local":
         raise AdkError.config(
-            f"Model string {text!r} names no model: write '{provider}:<model>'.", code="invalid_model"
+            f"Model string {text!r} names no model: write '{provider}:<model>'. {_LOOKS_LIKE}.", code="invalid_model"
         )
-    # The provider reads its key from the environment when a request is sent; here it is only checked.
-    sender = _provider_classes()[provider]()
-    if require_key and sender.key_required() and sender.api_key() is None:
-        raise missing_api_key(f"Model {text!r}", sender.key_variables, "pass a model object with api_key=")
-    if provider == "gemini":
-        return _build("gemini", "GeminiModel", name, provider=sender)
-    if provider == "anthropic":
-        return _build("anthropic", "AnthropicModel", name, provider=sender)
-    return _build("openai", "OpenAIModel", name, provider=sender)
+    return provider, name
 
 
 def _provider_classes() -> dict[str, type[Provider]]:
@@ -265,8 +283,8 @@ def _unknown(text: str) -> AdkError:
     suggestion = _suggest(text)
     hint = f" Did you mean {suggestion!r}?" if suggestion else ""
     return AdkError.config(
-        f"Unknown model string {text!r}.{hint} Use 'gemini-…', 'openai:…', 'anthropic:…', 'ollama:…', 'deepseek:…', "
-        "'groq:…', 'openrouter:…', 'local' or 'auto', or pass a model object (e.g. ScriptedModel([...]) for offline runs).",
+        f"Unknown model string {text!r}.{hint} {_LOOKS_LIKE}, or pass a model object (e.g. ScriptedModel([...]) "
+        "for offline runs).",
         code="unknown_model",
     )
 

@@ -151,7 +151,8 @@ class AdkMagics(Magics):
     @argument(
         "--model",
         help="A model string (auto, gemini-2.5-flash, openai:gpt-4o-mini, ...) or the name of a "
-        "variable holding a model (e.g. a ScriptedModel). Default: %%%%adk model (auto).",
+        "variable holding a model (e.g. a ScriptedModel). Default: auto, or the model set with %%adk model STRING. "
+        "A string is checked here; a provider's API key only when a request is sent.",
     )
     @argument("--tools", action="append", metavar="A,B", help="Tools by name (from %%%%tool, or variables).")
     @argument("--toolsets", action="append", metavar="X,Y", help="Variables holding Toolsets.")

@@ -29,7 +29,7 @@ from ..agents.workflow import LoopAgent, MapAgent, ParallelAgent, SequentialAgen
 from ..core.errors import AdkError
 from ..core.session import Session
 from ..models.base import Llm
-from ..models.registry import auto_choice, describe, model_id, providers
+from ..models.registry import auto_choice, describe, model_id, parse_model_string, providers
 from ..sessions.base import BaseSessionService
 from ..sessions.urls import open_session_service, session_service_from_env
 from ..tools.base import Tool, Toolset
@@ -186,8 +186,11 @@ class Workspace:
         kwargs: dict[str, Any] = {
             "name": name,
             "instruction": instruction,
-            "model": self._model(model) if model is not None else self.default_model,
         }
+        try:
+            kwargs["model"] = self._model(model) if model is not None else self.default_model
+        except UsageError as exc:
+            raise UsageError(f"%%agent {name}: {exc}") from None
         plain, from_mcp = self.mcp.picks(tools, lambda t: t in self.tools)  # `time`, `time.get_current_time`
         kwargs["tools"] = [self._tool(t) for t in plain] + [AgentTool(self.agent(a)) for a in agent_tools]
         if children:
@@ -270,24 +273,29 @@ class Workspace:
                 child.parent = None
         return children
 
-    def _model(self, value: Llm | str) -> Llm | str:
-        """A model object, a variable holding one (or a model string), or a model string."""
+    def _model(self, value: Llm | str, label: str = "--model") -> Llm | str:
+        """A model object, a variable holding one (or a model string), or a model string; errors start with `label`."""
         if isinstance(value, Llm):
             return value
         held = self.namespace.get(value, None) if value.isidentifier() else None
-        if isinstance(held, (Llm, str)):
+        if isinstance(held, Llm):
             return held
-        if held is not None:
+        if held is not None and not isinstance(held, str):
             raise UsageError(
-                f"--model {value}: that variable holds a {type(held).__name__}, not a model "
+                f"{label} {value}: that variable holds a {type(held).__name__}, not a model "
                 "(an Llm such as ScriptedModel([...]), or a model string)."
             )
-        if value.isidentifier() and value not in ("auto", "local") and not value.startswith("gemini"):
+        text = held if isinstance(held, str) else value
+        if held is None and value.isidentifier() and value not in ("auto", "local") and not value.startswith("gemini"):
             raise UsageError(
-                f"--model {value}: no variable of that name, and not a model string "
+                f"{label} {value}: no variable of that name, and not a model string "
                 "(e.g. auto, gemini-2.5-flash, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6, local)."
             )
-        return value
+        try:  # the string only: a provider's key is read when a request is sent
+            parse_model_string(text)
+        except AdkError as exc:
+            raise UsageError(f"{label} {value}: {_message(exc)}") from None
+        return text
 
     def _tool(self, name: str) -> Tool | BuiltinTool | Callable[..., Any]:
         if name in self.tools:
@@ -495,7 +503,7 @@ class Workspace:
 
     def set_model(self, value: str | None) -> Display:
         if value is not None:
-            self.default_model = self._model(value)
+            self.default_model = self._model(value, "%adk model")
         label = model_label(self.default_model)
         if self.default_model == "auto":
             label += f" ({auto_choice().reason})"

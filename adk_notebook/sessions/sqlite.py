@@ -24,6 +24,7 @@ import shlex
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any, Self
@@ -135,6 +136,8 @@ class SqliteSessionService(BaseSessionService):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = _open(self.path, timeout)
         self._heartbeat = Heartbeat(self._renew, lease_seconds)
+        # Closed at interpreter exit too: a connection left open keeps the -wal and -shm files.
+        self._closer = weakref.finalize(self, _close, self._lock, self._conn)
 
     def __repr__(self) -> str:
         closed = ", closed" if self._conn is None else ""
@@ -147,12 +150,16 @@ class SqliteSessionService(BaseSessionService):
         self.close()
 
     def close(self) -> None:
-        """Close the connection (the last one to close folds the WAL back into the file). Idempotent."""
+        """Close the connection (the last one to close folds the WAL back into the file). Idempotent.
+
+        A service still open when the program ends is closed then (or when it is garbage collected).
+        The `-wal` and `-shm` files stay while another connection to the file is open: another
+        service, say one a notebook cell made before it was run again (Out[] still holds it).
+        """
         self._heartbeat.stop()
         with self._lock:
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+            self._conn = None
+        self._closer()
 
     async def create(
         self, *, app_name: str, user_id: str, session_id: str | None = None, state: dict[str, Any] | None = None
@@ -330,6 +337,16 @@ class SqliteSessionService(BaseSessionService):
                 if isinstance(exc, UnicodeEncodeError):  # sqlite3 could not encode a parameter as UTF-8
                     raise _not_text(self.path, exc) from exc
                 raise
+
+
+def _close(lock: threading.Lock, conn: sqlite3.Connection) -> None:
+    """Close `conn` once no transaction holds it (at exit, one on a daemon thread gets a moment to end)."""
+    locked = lock.acquire(timeout=1.0)
+    try:
+        conn.close()
+    finally:
+        if locked:
+            lock.release()
 
 
 def _open(path: str, timeout: float) -> sqlite3.Connection:

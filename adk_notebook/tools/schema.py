@@ -9,6 +9,8 @@ the provider dialects (`gemini_schema`, ...) are in `tools.dialects`.
 
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
 import enum
 import inspect
 import json
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import SchemaValidator
 
@@ -104,7 +106,8 @@ def function_schema(
 
     Raises:
         AdkError: the name is not one providers accept.
-        TypeError: the function takes `*args`/`**kwargs` or positional-only parameters.
+        TypeError: the function takes `*args`/`**kwargs` or positional-only parameters, or a
+            parameter of a type with no JSON schema (a callable, a plain class).
     """
     name = check_tool_name(fn.__name__ if name is None else name)
     doc = parse_docstring(fn.__doc__)
@@ -118,15 +121,20 @@ def function_schema(
         else:
             params.append(param)
     model_param = _model_param(params, hints)
-    if model_param is not None:
-        model: type[BaseModel] = hints[model_param]
-        pairs: tuple[tuple[str, str], ...] = ()
-    else:
-        model, pairs = _build_model(name, params, hints, doc.params)
+    try:
+        if model_param is not None:
+            model: type[BaseModel] = hints[model_param]
+            pairs: tuple[tuple[str, str], ...] = ()
+        else:
+            model, pairs = _build_model(name, params, hints, doc.params)
+        parameters = _schema_of(model)
+    except PydanticUserError as exc:
+        hinted = {p.name: hints.get(p.name, _type_of_default(p.default)) for p in params}
+        raise _unsendable(fn.__qualname__, "parameter", hinted, exc) from None
     return FunctionSchema(
         name=name,
         description=doc.description if description is None else description,
-        parameters=model_json_schema(model),
+        parameters=parameters,
         context_param=context_param,
         _validator=model.__pydantic_validator__,
         _fields=pairs,
@@ -173,10 +181,18 @@ def model_json_schema(model: type[BaseModel] | dict[str, Any]) -> dict[str, Any]
     if isinstance(model, dict):
         schema = model
     elif isinstance(model, type) and issubclass(model, BaseModel):
-        schema = model.model_json_schema()
+        try:
+            return _schema_of(model)
+        except PydanticUserError as exc:
+            fields = {name: info.annotation for name, info in model.model_fields.items()}
+            raise _unsendable(model.__qualname__, "field", fields, exc) from None
     else:
         raise TypeError(f"expected a pydantic model class or a JSON schema dict, got {model!r}")
     return drop_titles(inline_refs(schema))
+
+
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    return drop_titles(inline_refs(model.model_json_schema()))
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -199,6 +215,58 @@ def _check_kind(fn: Callable[..., Any], param: inspect.Parameter) -> None:
             f"{fn.__qualname__}: parameter {param.name!r} is positional-only, but tools are "
             "called with keyword arguments; remove the '/'"
         )
+
+
+def _unsendable(owner: str, what: str, hints: dict[str, Any], exc: PydanticUserError) -> TypeError:
+    """One line for a parameter (or model field) whose type has no JSON schema, so no model can fill it.
+
+    Pydantic's own error is many lines naming its internals (a 220-line traceback in a notebook);
+    this names the parameter, the part of its type at fault, and what to use instead.
+    """
+    for name, hint in hints.items():
+        culprit = _without_json_schema(hint)
+        if culprit is not None:
+            typed = _type_text(hint) + ("" if culprit is hint else f" (with {_type_text(culprit)} in it)")
+            return TypeError(
+                f"{owner}({name}): {what} {name!r} is typed {typed}, which a model cannot send "
+                f"as JSON; use str, int, float, bool, list, dict, a pydantic model, a dataclass, a TypedDict, "
+                "an Enum or a Literal (keep objects such as clients or locks outside the tool's parameters)"
+            )
+    return TypeError(f"{owner}: its {what}s have no JSON schema: {str(exc).splitlines()[0]}")
+
+
+def _without_json_schema(hint: Any, seen: tuple[Any, ...] = ()) -> Any:
+    """The innermost part of `hint` pydantic cannot give a JSON schema for; None when it can.
+
+    `seen`: the types it is inside, so a model that contains itself is looked into once.
+    """
+    try:
+        TypeAdapter(_pydantic_ready(hint)).json_schema()
+        return None
+    except PydanticUserError:
+        pass
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        parts: list[Any] = [info.annotation for info in hint.model_fields.values()]
+    elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        parts = list(typing.get_type_hints(hint).values())
+    elif typing.get_origin(hint) is collections.abc.Callable:
+        return hint
+    else:
+        parts = [arg for arg in typing.get_args(hint) if not isinstance(arg, list)]
+    inside = (*seen, hint)
+    fresh = [part for part in parts if not any(part is outer for outer in inside)]
+    culprit = next((c for part in fresh if (c := _without_json_schema(part, inside)) is not None), None)
+    if culprit is None and len(fresh) == len(parts):  # no part alone is at fault: the whole is
+        return hint
+    return culprit
+
+
+def _type_text(hint: Any) -> str:
+    if isinstance(hint, type):
+        return hint.__qualname__
+    if inspect.isroutine(hint):  # e.g. threading.Lock before Python 3.13
+        return f"{hint.__module__}.{hint.__qualname__} (a function, not a type)"
+    return re.sub(r"\b(?:\w+\.)+(?=\w)", "", repr(hint))  # list[__main__.Plain] -> list[Plain]
 
 
 def _is_context_type(hint: Any) -> bool:
