@@ -27,6 +27,7 @@ from interrupt_scenarios import SCENARIOS, interrupt
 TARGET = 1.0  # seconds
 WHAT = {
     "sync": "a sync tool (on its worker thread)",
+    "ticks": "a sync tool with a side effect every 50 ms",
     "async": "an async tool awaiting",
     "blocking": "an async tool that blocks the loop (time.sleep)",
     "stream": "the model streaming text (loopback SSE)",
