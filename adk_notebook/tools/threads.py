@@ -177,8 +177,8 @@ async def run_in_thread(tool: Tool, fn: Callable[..., Any], *args: Any, then: Ca
             then()
         raise AdkError.tool(
             f"Tool {tool.name!r} is refused for now: {left} earlier calls of it were cancelled or timed out and are "
-            "still running in their threads (a sync function cannot be stopped). It works again as soon as one of "
-            "them returns; check why it hangs (a network call without a timeout?).",
+            "still running in their threads (a sync function past its timeout, or blocked in C, cannot be stopped). "
+            "It works again as soon as one of them returns; check why it hangs (a network call without a timeout?).",
             code="tool_still_running",
             category="unavailable",
         )
