@@ -30,7 +30,7 @@ from types import FrameType
 __all__ = ["BLOCKED_AFTER", "GIVE_UP_AFTER", "Interrupts", "sigint_cancels"]
 
 BLOCKED_AFTER = 0.25  # seconds a loop may take to act on a cancel before it counts as blocked
-GIVE_UP_AFTER = 1.0  # seconds a loop on another thread gets to act on a cancel before nobody waits
+GIVE_UP_AFTER = 0.5  # seconds a loop on another thread gets to act on a cancel before nobody waits
 
 
 class Interrupts:

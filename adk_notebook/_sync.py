@@ -7,7 +7,7 @@ the caller waits for it.
 
 Either way Ctrl-C cancels the coroutine's task and waits for it to end (a run answers its open
 calls and releases its session), then raises KeyboardInterrupt: nothing goes on behind the
-caller's back. A worker's loop that does not even take the cancel within a second (a tool
+caller's back. A worker's loop that does not even take the cancel within half a second (a tool
 blocks it with `time.sleep` inside `async def`) is no longer waited for: the run ends when the
 loop is free. Should the run take the cancel and still not end (a tool that ignores it),
 another Ctrl-C stops waiting.

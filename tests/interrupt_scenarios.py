@@ -21,6 +21,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from nbclient import NotebookClient
 
 from adk_notebook import LlmAgent, ScriptedModel, SqliteSessionService
 
-__all__ = ["SCENARIOS", "Outcome", "Scenario", "interrupt"]
+__all__ = ["SCENARIOS", "Outcome", "Scenario", "cpu_load", "interrupt"]
 
 STEPS = 10  # tool calls a run makes, one per model turn, unless it is stopped
 
@@ -341,13 +343,28 @@ SCENARIOS = [
     # The call outlasts the tests' limit after the interrupt (as in the blocking and script
     # cases): a cell that waited for the thread would take ~4 s, where 3 s passed.
     Scenario("fallback", "sync", seconds=5, interrupt_at=1, settle=5.5),
+    # A worker's loop blocked by the tool: the cell stops waiting for it, the run ends after.
+    Scenario("fallback", "blocking", seconds=5, interrupt_at=1, settle=5.5),
     Scenario("agent.run", "sync"),
     Scenario("agent.run", "async"),
     Scenario("agent.run", "ticks", seconds=3, interrupt_at=1),
+    Scenario("agent.run", "blocking", seconds=5, interrupt_at=1, settle=5.5),
     Scenario("script", "sync", seconds=5, interrupt_at=1),
     Scenario("script", "blocking", seconds=5, interrupt_at=1),
     Scenario("script", "ticks", seconds=3, interrupt_at=1),
 ]
+
+
+@contextmanager
+def cpu_load(processes: int = 2) -> Iterator[None]:
+    """Other work competing for the CPU: processes that spin until stopped."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 async def interrupt(scenario: Scenario, rounds: int, folder: Path) -> list[Outcome]:

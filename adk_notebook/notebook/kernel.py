@@ -21,7 +21,7 @@ directly) the magic runs the same coroutine on a private loop in a worker thread
 (`run_chat_blocking`); events reach the view on the calling thread through a queue (between
 two events the view is polled, so a tool's card shows while the tool runs), and SIGINT
 still cancels the run; should a tool block that loop, the cell stops waiting for it within
-about a second and the run ends when the tool returns. The Stop button needs the kernel loop,
+half a second and the run ends when the tool returns. The Stop button needs the kernel loop,
 so it only acts on the first path.
 
 How a run ends, in the cell:

@@ -20,13 +20,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from interrupt_scenarios import SCENARIOS, Scenario, interrupt
+from interrupt_scenarios import SCENARIOS, Scenario, cpu_load, interrupt
 
 pytestmark = pytest.mark.notebook
 
@@ -45,18 +43,6 @@ async def test_an_interrupt_ends_the_run_with_the_cell(scenario: Scenario, tmp_p
     latencies = ", ".join(f"{o.latency:.2f}" for o in outcomes)
     tally.record(f"interrupt in a real kernel/script: {scenario.name}", len(outcomes), lost, f"latency s: {latencies}")
     assert not problems, problems
-
-
-@contextmanager
-def cpu_load(processes: int = 2) -> Iterator[None]:
-    """Other work competing for the CPU: processes that spin until stopped."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
-    try:
-        yield
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
 
 
 @pytest.mark.parametrize("path", ["chat", "fallback", "agent.run"])
