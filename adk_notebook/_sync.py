@@ -7,8 +7,10 @@ the caller waits for it.
 
 Either way Ctrl-C cancels the coroutine's task and waits for it to end (a run answers its open
 calls and releases its session), then raises KeyboardInterrupt: nothing goes on behind the
-caller's back. Should the run not end (a worker's loop blocked by a tool that calls
-`time.sleep` inside `async def`, a tool that ignores the cancel), another Ctrl-C stops waiting.
+caller's back. A worker's loop that does not even take the cancel within half a second (a tool
+blocks it with `time.sleep` inside `async def`) is no longer waited for: the run ends when the
+loop is free. Should the run take the cancel and still not end (a tool that ignores it),
+another Ctrl-C stops waiting.
 Unlike `asyncio.run`, the end does not wait for threads the coroutine left in the loop's
 default executor.
 """
@@ -82,7 +84,7 @@ def _run_in_worker(coro: Coroutine[Any, Any, T]) -> T:
             outcome["error"] = exc
 
     worker = threading.Thread(target=target, name="adk-run-sync", daemon=True)
-    with sigint_cancels(job.cancel) as interrupts:
+    with sigint_cancels(job.cancel, worker_loop=lambda: job.loop) as interrupts:
         worker.start()
         worker.join()
     error = outcome.get("error")

@@ -6,9 +6,10 @@ script gets SIGINT) while the run is under way, `--rounds` times, and the time f
 to the end of the cell (the script's exit) is measured. Every round is also checked the way the
 tests check it: no tool call starts after the interrupt, every stored call is answered once, and
 the next message on the session gets its answer. Prints the median, min and max per scenario;
-the target is a median under 1 s everywhere. Usage:
+the target is a median under 1 s everywhere. `--load N` runs N processes spinning on the CPU
+meanwhile, as on a busy machine. Usage:
 
-    python bench/interrupts.py [--rounds 5] [--only chat]
+    python bench/interrupts.py [--rounds 5] [--only chat] [--load 2]
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from interrupt_scenarios import SCENARIOS, interrupt
+from interrupt_scenarios import SCENARIOS, cpu_load, interrupt
 
 TARGET = 1.0  # seconds
 WHAT = {
     "sync": "a sync tool (on its worker thread)",
+    "ticks": "a sync tool with a side effect every 50 ms",
     "async": "an async tool awaiting",
     "blocking": "an async tool that blocks the loop (time.sleep)",
     "stream": "the model streaming text (loopback SSE)",
@@ -39,9 +41,9 @@ WHERE = {
 }
 
 
-async def main(rounds: int, only: str | None) -> int:
+async def main(rounds: int, only: str | None, load: int) -> int:
     rows = []
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, cpu_load(load):
         for scenario in SCENARIOS:
             if only and only not in scenario.name:
                 continue
@@ -61,7 +63,10 @@ async def main(rounds: int, only: str | None) -> int:
             )
             print(f"  measured {scenario.name}: {', '.join(f'{x:.3f}' for x in latencies)}", file=sys.stderr)
     width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
-    print(f"\ninterrupt -> cell ended, seconds ({rounds} rounds each, real kernel; target: median < {TARGET:g} s)")
+    busy = f", {load} processes spinning on the CPU" if load else ""
+    print(
+        f"\ninterrupt -> cell ended, seconds ({rounds} rounds each, real kernel{busy}; target: median < {TARGET:g} s)"
+    )
     print(f"{'where':<{width[0]}}  {'work in progress':<{width[1]}}  median     min     max  rounds  not clean")
     for where, what, median, low, high, n, failed in rows:
         print(f"{where:<{width[0]}}  {what:<{width[1]}}  {median:6.3f}  {low:6.3f}  {high:6.3f}  {n:6d}  {failed:9d}")
@@ -78,5 +83,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", help="run the scenarios whose name contains this (e.g. chat, script, stream)")
+    parser.add_argument("--load", type=int, default=0, help="processes spinning on the CPU meanwhile")
     args = parser.parse_args()
-    raise SystemExit(asyncio.run(main(args.rounds, args.only)))
+    raise SystemExit(asyncio.run(main(args.rounds, args.only, args.load)))

@@ -21,6 +21,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from nbclient import NotebookClient
 
 from adk_notebook import LlmAgent, ScriptedModel, SqliteSessionService
 
-__all__ = ["SCENARIOS", "Outcome", "Scenario", "interrupt"]
+__all__ = ["SCENARIOS", "Outcome", "Scenario", "cpu_load", "interrupt"]
 
 STEPS = 10  # tool calls a run makes, one per model turn, unless it is stopped
 
@@ -69,6 +71,16 @@ async def step() -> dict:
     """Await something slow."""
     mark("start")
     await asyncio.sleep({seconds})
+    mark("end")
+    return {{"done": True}}''',
+    # A side effect every 50 ms: once the run is interrupted, at most one more may come.
+    "ticks": '''@tool
+def step() -> dict:
+    """Work in a thread, leaving a mark as it goes."""
+    mark("start")
+    for _ in range(int({seconds} / 0.05)):
+        mark("tick")
+        time.sleep(0.05)
     mark("end")
     return {{"done": True}}''',
     "blocking": '''@tool
@@ -118,6 +130,7 @@ class Outcome:
 
     latency: float  # interrupt sent -> the cell (or the script) ended
     starts_after: int  # tool calls that started after the interrupt: the run went on
+    effects_after: int = 0  # a tool's other marks after the interrupt: its thread went on
     unanswered: int = 0  # stored calls without a response
     twice: int = 0  # calls answered more than once
     recovered: bool = False  # the next message on the session got its answer
@@ -130,6 +143,8 @@ class Outcome:
             problems.append(f"the interrupt took {self.latency:.2f} s (limit {limit} s)")
         if self.starts_after:
             problems.append(f"{self.starts_after} tool call(s) started after the interrupt")
+        if self.effects_after > 1:
+            problems.append(f"the tool made {self.effects_after} side effects after the interrupt (at most 1)")
         if self.unanswered or self.twice:
             problems.append(f"{self.unanswered} call(s) unanswered, {self.twice} answered twice")
         if not self.recovered:
@@ -141,6 +156,12 @@ def _marks(log: Path) -> list[tuple[str, float]]:
     if not log.exists():
         return []
     return [tuple(json.loads(line)) for line in log.read_text().splitlines() if line.strip()]  # type: ignore[misc]
+
+
+def _after(marks: list[tuple[str, float]], sent: float) -> tuple[int, int]:
+    """(tool calls started, other side effects made) after the interrupt was sent."""
+    late = [what for what, when in marks if when > sent]
+    return late.count("start"), len(late) - late.count("start")
 
 
 async def _until(condition: Any, timeout: float = 30.0) -> None:
@@ -238,8 +259,7 @@ async def _interrupt_one(
     await asyncio.wait_for(running, 60)
     latency = time.monotonic() - sent
     check = await _execute(client, nb, CHECK.format(settle=scenario.settle, sid=sid))
-    starts_after = sum(1 for what, when in _marks(log)[before:] if what == "start" and when > sent)
-    outcome = Outcome(latency, starts_after, shown=_error(cell))
+    outcome = Outcome(latency, *_after(_marks(log)[before:], sent), shown=_error(cell))
     try:
         stored = json.loads(_text(check).strip().splitlines()[-1])
         outcome.unanswered, outcome.twice = stored["unanswered"], stored["twice"]
@@ -293,11 +313,7 @@ async def interrupt_script(scenario: Scenario, folder: Path) -> Outcome:
         process.kill()
     stderr = process.communicate()[1]
     await asyncio.sleep(scenario.settle)
-    outcome = Outcome(
-        latency,
-        sum(1 for what, when in _marks(log) if what == "start" and when > sent),
-        shown=(stderr.strip().splitlines() or [""])[-1],
-    )
+    outcome = Outcome(latency, *_after(_marks(log), sent), shown=(stderr.strip().splitlines() or [""])[-1])
     if "KeyboardInterrupt" not in stderr:
         outcome.problems.append(f"the script did not end with KeyboardInterrupt: {stderr[-500:]!r}")
     with SqliteSessionService(db) as sessions:
@@ -318,18 +334,37 @@ async def interrupt_script(scenario: Scenario, folder: Path) -> Outcome:
 
 SCENARIOS = [
     Scenario("chat", "sync"),
+    Scenario("chat", "ticks", seconds=3, interrupt_at=1),
     Scenario("chat", "blocking", seconds=5, interrupt_at=1),
     Scenario("chat", "stream"),
-    # The thread of an interrupted sync call runs on; settle until it is done, so that threads
-    # left running do not add up over the rounds (the tool is refused past MAX_LEFT_RUNNING).
+    # The thread of an interrupted sync call blocked in C (time.sleep) runs on until that returns;
+    # settle until it is done, so that threads left running do not add up over the rounds (the
+    # tool is refused past MAX_LEFT_RUNNING).
     # The call outlasts the tests' limit after the interrupt (as in the blocking and script
     # cases): a cell that waited for the thread would take ~4 s, where 3 s passed.
     Scenario("fallback", "sync", seconds=5, interrupt_at=1, settle=5.5),
+    # A worker's loop blocked by the tool: the cell stops waiting for it, the run ends after.
+    Scenario("fallback", "blocking", seconds=5, interrupt_at=1, settle=5.5),
     Scenario("agent.run", "sync"),
     Scenario("agent.run", "async"),
+    Scenario("agent.run", "ticks", seconds=3, interrupt_at=1),
+    Scenario("agent.run", "blocking", seconds=5, interrupt_at=1, settle=5.5),
     Scenario("script", "sync", seconds=5, interrupt_at=1),
     Scenario("script", "blocking", seconds=5, interrupt_at=1),
+    Scenario("script", "ticks", seconds=3, interrupt_at=1),
 ]
+
+
+@contextmanager
+def cpu_load(processes: int = 2) -> Iterator[None]:
+    """Other work competing for the CPU: processes that spin until stopped."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 async def interrupt(scenario: Scenario, rounds: int, folder: Path) -> list[Outcome]:

@@ -12,7 +12,8 @@ other calls are cancelled, and the exception reaches whoever runs the agent, aft
 has answered every open call of the run (so the session stays usable).
 
 Once a call is answered, its ToolContext writes nowhere: a sync tool's thread left running
-after a timeout or a cancel (see `tools/threads.py`) cannot change what is stored.
+after a timeout (or one that ignores the stop a cancel sends it; see `tools/threads.py`) cannot
+change what is stored.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ..plugins.base import plugin_chain
 from ..tools.base import Tool
 from ..tools.progress import ProgressChannel
 from ..tools.responses import FunctionResponseData
+from ..tools.threads import time_limit
 from ..tools.tracebacks import user_traceback
 from .callbacks import CallbackChain
 from .tool_policy import ToolExecutionStrategy, ToolPolicy
@@ -229,7 +231,7 @@ class ToolDispatcher:
         attempt = 1
         while True:
             try:
-                async with asyncio.timeout(limit) as deadline:
+                async with time_limit(limit) as deadline:
                     result = await tool.execute(ctx, args)
                 data = FunctionResponseData.from_tool_result(tool.name, result)
                 if data.error is not None:

@@ -20,8 +20,9 @@ Where an await cannot go (autoawait off, a `%chat` inside a `def`, `run_cell_mag
 directly) the magic runs the same coroutine on a private loop in a worker thread
 (`run_chat_blocking`); events reach the view on the calling thread through a queue (between
 two events the view is polled, so a tool's card shows while the tool runs), and SIGINT
-still cancels the run (a second one stops waiting for a run whose loop a tool blocks). The Stop
-button needs the kernel loop, so it only acts on the first path.
+still cancels the run; should a tool block that loop, the cell stops waiting for it within
+half a second and the run ends when the tool returns. The Stop button needs the kernel loop,
+so it only acts on the first path.
 
 How a run ends, in the cell:
 
@@ -312,7 +313,7 @@ def run_chat_blocking(plan: ChatPlan, view_factory: ViewFactory) -> ChatResult |
     view.on_stop(lambda *_: cancel("stop"))
     thread = threading.Thread(target=worker, name=f"adk-chat-{plan.agent.name}", daemon=True)
     try:
-        with sigint_cancels(lambda: cancel("interrupt")):
+        with sigint_cancels(lambda: cancel("interrupt"), worker_loop=lambda: cancel.loop):
             thread.start()
             while True:
                 try:
@@ -324,7 +325,7 @@ def run_chat_blocking(plan: ChatPlan, view_factory: ViewFactory) -> ChatResult |
                     break
                 view.handle(item)
             thread.join()
-    except KeyboardInterrupt as stopped_waiting:  # a second Ctrl-C: the run ends when its loop is free
+    except KeyboardInterrupt as stopped_waiting:  # its loop is blocked, or a second Ctrl-C: the run ends later
         cancel.reason = cancel.reason or "interrupt"
         return _conclude(view, cancel, error=stopped_waiting)
     return _conclude(view, cancel, result=outcome.get("result"), error=outcome.get("error"))
