@@ -585,8 +585,8 @@ class Transcript:
             ]
         )
 
-    def state(self) -> dict[str, Any]:
-        """The whole state as JSON-ready data (what the widget's `state` trait holds)."""
+    def head(self) -> dict[str, Any]:
+        """The run's own fields, without its items: what its head, Stop button and error are drawn from."""
         return _clean(
             {
                 "v": 1,
@@ -600,10 +600,13 @@ class Transcript:
                 "started_at": self.started_at,
                 "elapsed": self.elapsed,
                 "usage": self._usage_json() if self.has_usage else None,
-                "items": [item.json() for item in self.items],
                 **({"graph": self.graph} if self.graph else {}),
             }
         )
+
+    def state(self) -> dict[str, Any]:
+        """The whole state as JSON-ready data: what `render.state_html` draws."""
+        return {**self.head(), "items": [_clean(item.json()) for item in self.items]}
 
 
 def _clean(value: Any) -> Any:
