@@ -109,8 +109,7 @@ def test_a_fast_stream_sends_few_messages(comms: list[RecordingComm]) -> None:
     view.finish()
     assert len(c.custom()) <= took / 0.05 + 1, (len(c.custom()), took)
     assert len(c.custom()) <= 5
-    (final,) = c.updates()
-    assert " ".join(f"w{n}" for n in range(2000)) in final["view"]["html"]
+    assert not c.updates() and " ".join(f"w{n}" for n in range(2000)) in view.html
 
 
 def test_handle_is_cheap(comms: list[RecordingComm]) -> None:
@@ -221,6 +220,7 @@ def test_finish_puts_the_whole_run_in_the_trait_and_a_static_transcript_in_the_c
     events = full_run()
     with capture_output() as captured:
         view, c = make_view(comms, prompt="Weather in Tokyo?")
+        model_id = view.widget.model_id
         view.show()
         for event in events:
             view.handle(event)
@@ -230,7 +230,7 @@ def test_finish_puts_the_whole_run_in_the_trait_and_a_static_transcript_in_the_c
 
     first, last = captured.outputs
     display_id = first.transient["display_id"]
-    assert first.data[WIDGET_MIME]["model_id"] == view.widget.model_id and not first.update
+    assert first.data[WIDGET_MIME]["model_id"] == model_id and not first.update
     assert last.update and last.transient["display_id"] == display_id == view.display_id
     # The finished cell holds the transcript only: it renders without widget state or a kernel.
     assert set(last.data) == {"text/html", "text/plain"}
@@ -238,10 +238,8 @@ def test_finish_puts_the_whole_run_in_the_trait_and_a_static_transcript_in_the_c
     assert last.data["text/plain"].startswith("[bot] done · ")
 
     state = view.state
-    (final,) = c.updates()
-    assert final["view"] == {"html": last.data["text/html"], "seq": view._seq, "running": False}, (
-        "the final view went over the comm as one trait update: the transcript the cell keeps"
-    )
+    assert last.data["text/html"] == view.html and not c.updates(), "the cell keeps the run as drawn"
+    assert c.sent[-1][0] == "comm_close", "and the model is closed: nothing shows it, nothing saves it"
     assert state["status"] == "done" and state["prompt"] == "Weather in Tokyo?" and state["error"] is None
     assert state["usage"] == {"input": 22, "output": 32, "total": 54} and state["elapsed"] >= 0
     kinds = [item["k"] for item in state["items"]]
@@ -261,7 +259,7 @@ def test_finish_without_events_uses_the_result(comms: list[RecordingComm]) -> No
     view, _ = make_view(comms, prompt="Hi")
     view.finish(result=result)
     assert [i["text"] for i in view.state["items"]] == ["Hello *there*"]
-    assert "<p>Hello <em>there</em></p>" in view.widget.view["html"]
+    assert "<p>Hello <em>there</em></p>" in view.html
 
 
 @pytest.mark.parametrize("how", ["cancelled", "error"])
@@ -283,7 +281,7 @@ def test_cancelled_and_failed_runs(comms: list[RecordingComm], shell: Any, how: 
     assert f"⚠ {expected}" in captured.outputs[-1].data["text/html"]
     view.handle(chunk("late"))
     view.finish()
-    assert view.state == state and len(c.updates()) == 1, "a finished view ignores what comes after"
+    assert view.state == state and not c.updates(), "a finished view ignores what comes after"
 
 
 # -- messages from the front end --------------------------------------------------------------

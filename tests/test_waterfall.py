@@ -159,7 +159,7 @@ def test_the_saved_transcript_holds_the_waterfall_collapsed() -> None:
     assert bars_of(html).bars == bars_of(waterfall_html(sample_trace())).bars
     assert "Timeline" not in state_text(state), "text/plain stays the transcript"
     assert "adk-trace" not in run_html({**state, "trace": None})
-    assert html.endswith("</details></div>"), "inside the run's box"
+    assert html.endswith("</details></div></div>"), "in the run's part trace, inside its box"
 
 
 # -- the live trace of a real run -------------------------------------------------------------
@@ -356,4 +356,3 @@ def test_adk_trace_draws_a_run_from_a_jsonl_file(ipython: Any, tmp_path: Path) -
     assert "there is no file" in line_error(ipython, f"trace --file {tmp_path / 'missing.jsonl'}")
     runs.write_text('{"name": "x"\n')
     assert "is not a trace" in line_error(ipython, f"trace --file {runs}")
-    assert "2 attempts" not in timeline_tab["shown"], "the Timeline tab hides the transcript"

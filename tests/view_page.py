@@ -39,7 +39,6 @@ async ([source, view]) => {
   window.__adk = {
     sent,
     emit: (name, arg) => (handlers[name] || []).forEach((fn) => fn(arg)),
-    setView: (v) => { state.view = v; (handlers["change:view"] || []).forEach((fn) => fn()); },
   };
   module.default.render({ model, el: document.getElementById("out") });
 }
@@ -69,9 +68,6 @@ class ViewPage:
 
     def emit(self, msg: dict[str, Any]) -> None:
         self.page.evaluate("(msg) => window.__adk.emit('msg:custom', msg)", msg)
-
-    def set_view(self, view: dict[str, Any]) -> None:
-        self.page.evaluate("(v) => window.__adk.setView(v)", view)
 
     def sent(self) -> list[dict[str, Any]]:
         return self.page.evaluate("() => window.__adk.sent")

@@ -4,8 +4,8 @@
  * of the run as HTML (notebook/render.py, the renderer of the saved transcript too) and this
  * module puts it in place (Python side: run_view.py; the ops: view_ops.py).
  *
- * Model state: `view` = {html, seq, running}: the run as drawn when it started, and once more
- * when it ended (what a saved notebook keeps). Custom messages from the kernel (never saved):
+ * Model state: `view` = {html, seq, running}: the run as drawn when it started (when it ends,
+ * the kernel replaces this view by the transcript and closes the model). From the kernel:
  *   {type: "delta", seq, ops}               what changed since delta seq-1
  *   {type: "snapshot", nonce, seq, html, tails}   the answer to this view's {type: "sync", nonce, seq}
  * Ops, each addressed to the element whose data-adk attribute names it:
@@ -127,12 +127,6 @@ export default {
         drain();
       }
     };
-    const onView = () => {
-      const view = model.get("view");
-      if (view.seq !== seq) draw(view.html, view.seq); // a view that followed every delta shows it already
-      held = [];
-      nonce = null;
-    };
     /** @param {MouseEvent} event */
     const onClick = (event) => {
       const button = /** @type {HTMLElement | null} */ (event.target)?.closest?.("[data-adk-action]");
@@ -141,7 +135,6 @@ export default {
       model.send({ ...JSON.parse(button.getAttribute("data-adk-args") || "{}"), type: button.getAttribute("data-adk-action") });
     };
     model.on("msg:custom", onCustom);
-    model.on("change:view", onView);
     root.addEventListener("click", onClick);
     const view = model.get("view");
     draw(view.html, view.seq);
@@ -150,7 +143,6 @@ export default {
     return () => {
       clearInterval(clock);
       model.off("msg:custom", onCustom);
-      model.off("change:view", onView);
       root.removeEventListener("click", onClick);
     };
   },

@@ -56,8 +56,8 @@ _HERE = Path(__file__).parent
 
 
 class RunWidget(anywidget.AnyWidget):
-    """The widget model: `view` holds the run as drawn ({html, seq, running}) at its start and
-    its end; what changes in between goes by `send()`."""
+    """The widget model: `view` holds the run as drawn when it started ({html, seq, running});
+    what changes goes by `send()`."""
 
     _esm = _HERE / "run_view.js"
     view = traitlets.Dict().tag(sync=True)
@@ -111,6 +111,7 @@ class RunView:
         self._stop_callbacks: list[Callable[[], None]] = []
         self._display_id = "adk-run-" + new_id()
         self._shown = False
+        self._final = ""
         self.widget = RunWidget(view={"html": self._html(), "seq": 0, "running": True})
         self.widget.on_msg(self._on_msg)
 
@@ -126,6 +127,11 @@ class RunView:
     def state(self) -> dict[str, Any]:
         """The run as data (`Transcript.state()`, with its trace): what the view draws."""
         return self._state()
+
+    @property
+    def html(self) -> str:
+        """The run as drawn now; once it ended, the transcript its cell keeps."""
+        return self._final or self._html()
 
     @property
     def display_id(self) -> str:
@@ -197,11 +203,11 @@ class RunView:
         if result is not None and result.trace is not None:  # the runner's own spans win
             self._trace.replace(result.trace.to_dict())
         self._status = status
-        self._send(self._diff.take())
-        html = self._html()
-        self.widget.view = {"html": html, "seq": self._seq, "running": False}
+        self._send(self._diff.take())  # a view that is still open shows the end too
+        self._final = self._html()
         if self._shown:
-            _publish({"text/html": html, "text/plain": state_text(self._state())}, self._display_id, update=True)
+            _publish({"text/html": self._final, "text/plain": state_text(self._state())}, self._display_id, update=True)
+        self.widget.close()  # the cell shows the transcript now: nothing needs the model, nor saves it
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call `callback()` when the user presses Stop (the button shows only while running)."""
