@@ -212,7 +212,9 @@ def test_the_tiny_model_notice_is_said_once() -> None:
 
 
 # -- the live view -------------------------------------------------------------------------------
-def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceback(comms: Any) -> None:
+def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceback(
+    comms: Any,  # noqa: F811 - the fixture
+) -> None:
     from adk_notebook.models.local import TINY_MODEL_NOTICE
     from adk_notebook.notebook.widgets import RunView
 
