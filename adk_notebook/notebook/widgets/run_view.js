@@ -85,6 +85,7 @@ export default {
   /** @param {{model: any, el: HTMLElement}} ctx */
   render({ model, el }) {
     const root = document.createElement("div");
+    root.className = "adk-live"; // the live view; the same .adk-run inside as the transcript that replaces it
     el.replaceChildren(root);
     let seq = 0; // the last delta this view shows
     /** @type {string | null} */
