@@ -281,7 +281,7 @@ async def test_the_run_view_sends_spans_as_they_happen_and_saves_the_waterfall(
         assert len(drawn) >= 3 and '<details class="adk-trace"' in drawn[0], "the waterfall went live as spans came"
         assert [len(bars_of(html).bars) for html in drawn] == sorted(len(bars_of(html).bars) for html in drawn)
         view.finish(result=result)
-    html = c.updates()[-1]["view"]["html"]
+    html = view.html
     assert len(bars_of(html).bars) == len(waterfall_rows(result.trace.to_dict()))
     assert shown.outputs[-1].data["text/html"] == html, "the cell keeps what the view showed"
     assert '<details class="adk-trace"' in html and "🔧 get_weather" in html and "&lt;script&gt;" in html

@@ -30,9 +30,11 @@ __all__ = [
     "cap",
     "clean_text",
     "cut_note",
+    "duration_text",
     "end_html",
     "error_line",
     "escape",
+    "fixed",
     "graph_html",
     "graph_svg",
     "item_html",
@@ -40,6 +42,7 @@ __all__ = [
     "markdown_to_html",
     "part",
     "safe_url",
+    "size_text",
     "state_html",
     "state_text",
     "stop_html",
@@ -48,30 +51,32 @@ __all__ = [
 ]
 
 
-def _fixed(x: float, digits: int = 0) -> str:
+def fixed(x: float, digits: int = 0) -> str:
     """`x` (not negative) to `digits` decimals, a tie rounded up as people round it (Python's
     own formatting rounds a tie to even: 0.5 s would show as "0 s")."""
     return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
-def _size(n: int | None) -> str:
+def size_text(n: int | None) -> str:
+    """A byte count as people read it: "512 B", "1.3 KB", "12 KB", "4.2 MB"."""
     if n is None:
         return ""
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:
-        return f"{_fixed(n / 1024)} KB" if n >= 10 * 1024 else f"{_fixed(n / 1024, 1)} KB"
-    return f"{_fixed(n / (1024 * 1024), 1)} MB"
+        return f"{fixed(n / 1024)} KB" if n >= 10 * 1024 else f"{fixed(n / 1024, 1)} KB"
+    return f"{fixed(n / (1024 * 1024), 1)} MB"
 
 
-def _duration(seconds: float | None) -> str:
+def duration_text(seconds: float | None) -> str:
+    """A duration as people read it: "120 ms", "1.5 s", "2 min 5 s"."""
     if seconds is None:
         return ""
     if seconds < 1:
-        return f"{_fixed(seconds * 1000)} ms"
+        return f"{fixed(seconds * 1000)} ms"
     if seconds < 60:
-        return f"{_fixed(seconds, 1)} s"
-    return f"{int(seconds // 60)} min {_fixed(seconds % 60)} s"
+        return f"{fixed(seconds, 1)} s"
+    return f"{int(seconds // 60)} min {fixed(seconds % 60)} s"
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -109,7 +114,7 @@ def _media_html(media: dict[str, Any]) -> str:
             f'<div><img src="{escape(src)}" alt="{escape(media["mime"])} image" '
             'style="max-width:100%;max-height:480px;border-radius:4px;margin:4px 0"></div>'
         )
-    size = _size(media.get("size"))
+    size = size_text(media.get("size"))
     if kind == "pdf":
         href = media.get("href")
         if href is None and media.get("data"):
@@ -140,7 +145,7 @@ def _media_html(media: dict[str, Any]) -> str:
 def _tool_html(card: dict[str, Any], target: str) -> str:
     meta = []
     if card.get("duration") is not None:
-        meta.append(_duration(card["duration"]))
+        meta.append(duration_text(card["duration"]))
     if card.get("attempts"):
         meta.append(f"attempt {card['attempts']}" if card["attempts"] == 1 else f"{card['attempts']} attempts")
     if card.get("long_running"):
@@ -353,7 +358,7 @@ def cut_note(tokens: int | None) -> str:
 def _footer(state: dict[str, Any]) -> str:
     bits = []
     if state.get("elapsed") is not None:
-        bits.append(_duration(state["elapsed"]))
+        bits.append(duration_text(state["elapsed"]))
     usage = state.get("usage")
     if usage:
         thinking = f" ({usage['thoughts']:,} thinking)" if usage.get("thoughts") else ""
@@ -452,7 +457,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def _media_text(media: dict[str, Any]) -> str:
-    size = _size(media.get("size"))
+    size = size_text(media.get("size"))
     if media.get("k") == "image":
         return f"[image {media['mime']}{', ' + size if size else ''}]"
     where = media.get("href") or media.get("uri") or media.get("name") or ""
@@ -475,7 +480,7 @@ def state_text(state: dict[str, Any]) -> str:
         elif kind == "user":
             lines.append(_indent(item["text"], "> "))
         elif kind == "tool":
-            meta = [item["status"]] + ([_duration(item["duration"])] if item.get("duration") is not None else [])
+            meta = [item["status"]] + ([duration_text(item["duration"])] if item.get("duration") is not None else [])
             if item.get("attempts") and item["attempts"] > 1:
                 meta.append(f"{item['attempts']} attempts")
             lines.append(f"tool {item['name']}({item['args']}) → {' · '.join(meta)}")

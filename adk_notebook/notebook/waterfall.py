@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .render import _duration, _fixed, escape, state_html
+from .render import duration_text, escape, fixed, state_html
 
 __all__ = [
     "WaterfallRow",
@@ -66,12 +66,12 @@ def _label(span: dict[str, Any]) -> str:
 def _meta(span: dict[str, Any]) -> str:
     """Latency, tokens and cost of a span, as the live view writes them (fmtSpanMeta)."""
     duration = span.get("duration")
-    bits = ["running…" if duration is None else _duration(duration)]
+    bits = ["running…" if duration is None else duration_text(duration)]
     tokens_in, tokens_out = span.get("input_tokens"), span.get("output_tokens")
     if tokens_in is not None or tokens_out is not None:
         bits.append(f"{tokens_in or 0:,} in · {tokens_out or 0:,} out")
     if span.get("cost") is not None:
-        bits.append(f"${_fixed(span['cost'], 4)}")
+        bits.append(f"${fixed(span['cost'], 4)}")
     return " · ".join(bits)
 
 
@@ -92,8 +92,8 @@ def waterfall_rows(trace: dict[str, Any]) -> list[WaterfallRow]:
                 depth=depth,
                 kind=str(span.get("kind") or ""),
                 name=_label(span),
-                left=_fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
-                width=_fixed(max(0.0, length / total * 100), 2),
+                left=fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
+                width=fixed(max(0.0, length / total * 100), 2),
                 meta=_meta(span),
                 error=str(error) if error else None,
             )
