@@ -52,8 +52,8 @@ WATCH_JS = """(index) => {
   const shown = () => {
     const cell = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')[index];
     if (!cell || b.t0 == null || b.run == null) return;
-    if (b.view == null && cell.querySelector('.jp-OutputArea .adk-rv')) b.view = performance.now() - b.t0;
-    const text = [...cell.querySelectorAll('.jp-OutputArea .adk-rv-text, .jp-OutputArea .adk-text')]
+    if (b.view == null && cell.querySelector('.jp-OutputArea .adk-live')) b.view = performance.now() - b.t0;
+    const text = [...cell.querySelectorAll('.jp-OutputArea .adk-text')]
       .map((n) => n.textContent).join('');
     if (b.first == null && text.includes(`[${b.run}]`)) {
       b.first = -1;
