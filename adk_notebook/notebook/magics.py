@@ -335,7 +335,19 @@ class AdkMagics(Magics):
     @argument(
         "command",
         nargs="?",
-        choices=["tools", "agents", "sessions", "state", "schema", "request", "reset", "model", "models", "mcp", "graph"],
+        choices=[
+            "tools",
+            "agents",
+            "sessions",
+            "state",
+            "schema",
+            "request",
+            "reset",
+            "model",
+            "models",
+            "mcp",
+            "graph",
+        ],
         help="What to show (default: tools and agents).",
     )
     @argument(
