@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path[:0] = [str(ROOT / "tests" / "browser"), str(ROOT / "tests")]  # conftest imports provider_env from tests/
 
 import conftest as lab_support  # tests/browser/conftest.py: running_lab, LabPage, Chromium flags
 
