@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path[:0] = [str(ROOT / "tests" / "browser"), str(ROOT / "tests")]  # conftest imports provider_env from tests/
 
 import conftest as lab_support  # tests/browser/conftest.py: running_lab, LabPage, Chromium flags
 
@@ -52,8 +52,8 @@ WATCH_JS = """(index) => {
   const shown = () => {
     const cell = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')[index];
     if (!cell || b.t0 == null || b.run == null) return;
-    if (b.view == null && cell.querySelector('.jp-OutputArea .adk-rv')) b.view = performance.now() - b.t0;
-    const text = [...cell.querySelectorAll('.jp-OutputArea .adk-rv-text, .jp-OutputArea .adk-text')]
+    if (b.view == null && cell.querySelector('.jp-OutputArea .adk-live')) b.view = performance.now() - b.t0;
+    const text = [...cell.querySelectorAll('.jp-OutputArea .adk-text')]
       .map((n) => n.textContent).join('');
     if (b.first == null && text.includes(`[${b.run}]`)) {
       b.first = -1;

@@ -3,16 +3,13 @@
 A scripted model streams N tokens (20,000 by default) through `%load_ext adk_notebook` +
 `%%chat` in a fresh ipykernel started with jupyter_client; every iopub message the cell causes
 is captured. Printed: comm messages and their bytes (what the widget costs), the ratio of comm
-bytes to the final text's size (target < 3), comm messages per second (target < 50; the
+bytes to the final text's size (target < 2.5), comm messages per second (target < 50; the
 server's iopub limit is 1000/s), and the display messages (the transcript left in the cell).
 
 Two runs: "burst" (ScriptedModel, as fast as the loop goes) and "paced" (the same text at
 --rate tokens/s, like a fast real provider), so the per-second figure is a sustained one.
 
-Counted per run: the messages of the run's own widgets (the run view and its layout). The
-markdown-it library model (widgets/markdown_library.py) is opened once per kernel, by the first
-run view, so it lands in the first measured cell; it is printed on a line of its own, with the
-ratio it would give if it were counted in that run, and left out of the per-run figures.
+Counted per run: the messages of the run's own widgets (the run view and its layout).
 With --direct the cell drives `RunView` itself (`await` over `runner.run(...)`) instead of
 `%%chat`. Usage:
 
@@ -31,7 +28,7 @@ from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
-BYTES_RATIO_TARGET = 3.0
+BYTES_RATIO_TARGET = 2.5
 MSGS_PER_SECOND_TARGET = 50.0
 
 SETUP = """
@@ -87,7 +84,6 @@ class CommMsg:
     kind: str  # comm_open, comm_msg, comm_close
     wire: int
     content: int
-    library: bool  # the comm_open of the kernel's one markdown-it library model
 
 
 @dataclass
@@ -110,12 +106,6 @@ def wire_size(msg: dict[str, Any]) -> int:
     return sum(len(json.dumps(p, separators=(",", ":"), default=str).encode()) for p in parts)
 
 
-def is_library(msg: dict[str, Any]) -> bool:
-    """Whether `msg` opens a MarkdownLibrary model (a plain WidgetModel with its traits)."""
-    state = (msg["content"].get("data") or {}).get("state") or {}
-    return msg["msg_type"] == "comm_open" and state.get("_model_name") == "WidgetModel" and "digest" in state
-
-
 def run_cell(kc: Any, code: str, timeout: float = 300) -> Capture:
     capture = Capture()
     started = time.monotonic()
@@ -127,7 +117,7 @@ def run_cell(kc: Any, code: str, timeout: float = 300) -> Capture:
         kind = msg["msg_type"]
         now = time.monotonic()
         if kind.startswith("comm_"):
-            capture.comm.append(CommMsg(now, kind, wire_size(msg), size(msg), is_library(msg)))
+            capture.comm.append(CommMsg(now, kind, wire_size(msg), size(msg)))
         elif kind in ("display_data", "update_display_data", "execute_result"):
             capture.display.append((kind, wire_size(msg)))
         elif kind == "error":
@@ -151,8 +141,7 @@ def peak_per_second(times: list[float]) -> int:
 
 
 def report(name: str, capture: Capture, text_bytes: int) -> bool:
-    run = [m for m in capture.comm if not m.library]
-    library = sum(m.wire for m in capture.comm if m.library)
+    run = capture.comm
     wire = sum(m.wire for m in run)
     content = sum(m.content for m in run)
     opens = sum(m.wire for m in run if m.kind == "comm_open")
@@ -169,14 +158,8 @@ def report(name: str, capture: Capture, text_bytes: int) -> bool:
     )
     print(
         f"  comm bytes      {wire:9,d}   whole messages; {content:,} of it message content; "
-        f"{opens:,} in comm_open (ESM + CSS + initial state)"
+        f"{opens:,} in comm_open (ESM + initial view)"
     )
-    if library:
-        print(
-            f"  once per kernel {library:9,d}   the markdown-it library model's comm_open, made by the kernel's first "
-            f"run view, so sent in this cell; not in the per-run figures (counted here: bytes / text "
-            f"{(wire + library) / text_bytes:.2f})"
-        )
     print(f"  final text      {text_bytes:9,d}   bytes")
     print(
         f"  bytes / text    {ratio:9.2f}   target < {BYTES_RATIO_TARGET:g}: {'ok' if ok_ratio else 'MISSED'}   "

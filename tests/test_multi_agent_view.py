@@ -1,16 +1,15 @@
 """How a multi-agent run looks: one lane per agent, branches labelled, transfers marked,
-AgentTool internals inside the tool card, the same live (run_view.js) and saved (render.py);
+AgentTool internals inside the tool card (live and saved alike: tests/browser/test_view_page.py);
 and the agent graph (`%adk graph`) as well-formed, escaped SVG and as Mermaid text."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 from test_render import SCRIPT_PROBE, assert_safe_html
-from test_run_view import _Words, node, run_js, words
 
 from adk_notebook import (
     Content,
@@ -27,11 +26,13 @@ from adk_notebook import (
 from adk_notebook.agents.agent_tool import AgentTool
 from adk_notebook.notebook.graph import agent_graph, graph_mermaid, layout
 from adk_notebook.notebook.render import active_agent, graph_svg, state_html, state_text
+from adk_notebook.notebook.timeline import LiveTrace
 from adk_notebook.notebook.transcript import (
     Transcript,
     transcript_html,
     transcript_text,
 )
+from adk_notebook.notebook.view_ops import LiveDiff, Replace
 from adk_notebook.tools.toolsets import BasicToolset
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -270,53 +271,6 @@ def test_the_live_view_streams_inner_events_into_the_card() -> None:
     assert ops[-1] == ["u", 0, {"inner": [["research", "Looking it up"]]}], "each inner chunk updates the card at once"
 
 
-# -- the live view shows the same words ------------------------------------------------------
-def tracked(events: list[Event], agent_name: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    transcript = Transcript(agent_name=agent_name, track=True)
-    initial = {**transcript.state(), "seq": 0}
-    deltas: list[dict[str, Any]] = []
-    for event in events:
-        transcript.add(event)
-        if transcript.pending():
-            deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": transcript.take_ops()})
-    transcript.finish(status="done", elapsed=1.0)
-    deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": transcript.take_ops()})
-    return initial, deltas, {**transcript.state(), "seq": len(deltas)}
-
-
-@node
-def test_live_lanes_and_cards_read_as_the_saved_transcript(tmp_path: Path) -> None:
-    events = [*pipeline_run(), *parallel_run(), *thinking_branches_run(), *agent_tool_run()]
-    initial, deltas, final = tracked(events, "pipeline")
-    (live, saved_view) = run_js(
-        tmp_path,
-        [
-            {
-                "state": initial,
-                "steps": [{"custom": d} for d in deltas] + [{"snap": True}],
-            },
-            {"state": final, "steps": []},
-        ],
-    )["views"]
-    saved = _Words()
-    saved.feed(state_html(final))
-    assert words(live[0]["shown"]) == words(saved_view[0]["shown"]) == words("".join(saved.words))
-    shown = words(live[0]["shown"])
-    for part in (
-        "▸research",
-        "▸writer",
-        "▸pros·both.pros",
-        "▸cons·both.cons",
-        "▸lead",
-        "Weighthecost.",
-        "Doubttherisk.",
-        "research:Lookingitup",
-        "research:🔧search",
-    ):
-        assert part in shown, part
-    assert "script" not in live[0]["tags"]
-
-
 GRAPH = layout(
     agent_graph(
         SequentialAgent(
@@ -344,28 +298,18 @@ def test_the_running_agent_is_the_latest_lanes_or_the_one_behind_a_running_agent
     assert active_agent(transcript.state()) is None, "nothing runs once the run is over"
 
 
-@node
-def test_the_live_graph_marks_the_running_agent(tmp_path: Path) -> None:
+def test_the_live_graph_marks_the_running_agent() -> None:
     events = [*pipeline_run(), *agent_tool_run()[:3]]
     transcript = Transcript(agent_name="pipeline", track=True, graph=GRAPH)
-    initial = {**transcript.state(), "seq": 0}
-    steps: list[dict[str, Any]] = []
-    for n, event in enumerate(events, 1):
+    diff = LiveDiff(transcript, LiveTrace("pipeline"))
+    marked: list[list[str]] = []
+    for event in events:
         transcript.add(event)
-        steps += [
-            {"custom": {"type": "delta", "seq": n, "ops": transcript.take_ops()}},
-            {"snap": True},
-        ]
-    (snaps,) = run_js(tmp_path, [{"state": initial, "steps": steps}])["views"]
-    marked = [s["active"] for s in snaps[:-1]]
-    # the user's message, research x3, writer x2, the lead (not in this graph), its AgentTool's research x2
-    assert marked == [
-        ["pipeline"],
-        *[["research"]] * 3,
-        *[["writer"]] * 2,
-        [],
-        *[["research"]] * 2,
-    ], marked
+        for op in diff.take():
+            if isinstance(op, Replace) and op.target == "graph":
+                marked.append(re.findall(r'class="adk-node adk-active" data-agent="([^"]+)"', op.html))
+    # research, writer, the lead (not in this graph: nothing marked), its AgentTool's research
+    assert marked == [["research"], ["writer"], [], ["research"]], marked
     saved = graph_svg(GRAPH, active="writer")
     assert 'class="adk-node adk-active" data-agent="writer"' in saved
 

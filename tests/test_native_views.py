@@ -1,20 +1,16 @@
 """Provider-native items as a user sees them: thoughts (collapsed), code the provider ran, search grounding.
 
-The same run is folded by `Transcript` and drawn three ways: the static HTML and text
-transcripts, and the live widget's JS under Node (from streamed deltas and from the saved
-state). Model text in every one of them stays text.
+The same run is folded by `Transcript` and drawn as the static HTML (what the live view shows
+too: tests/browser/test_view_page.py) and text transcripts. Model text in every one of them
+stays text.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from test_render import IMG_PROBE, SCRIPT_PROBE
-from test_run_view import _Words, node, run_js, tracked_run, words
 
 from adk_notebook import Content, Event, Part, Usage
 from adk_notebook.core.content import CodeExecutionResult, ExecutableCode
-from adk_notebook.notebook.render import state_html
 from adk_notebook.notebook.transcript import transcript_html, transcript_text
 
 GROUNDING = {
@@ -91,62 +87,3 @@ def test_code_the_provider_ran_and_its_output() -> None:
     text = transcript_text(code_run(), agent_name="bot")
     assert "code the model ran (python):\n    | print(sum(range(1, 101)))" in text
     assert "    → OUTCOME_OK\n    | 5050" in text
-
-
-@node
-def test_js_streams_thoughts_collapsed_and_draws_the_same_as_the_saved_state(
-    tmp_path: Path,
-) -> None:
-    initial, deltas, final, _ = tracked_run(thinking_run())
-    live, saved = run_js(
-        tmp_path,
-        [
-            {
-                "state": initial,
-                "steps": [{"custom": d} for d in deltas[:3]]
-                + [{"snap": True}]
-                + [{"custom": d} for d in deltas[3:]]
-                + [{"snap": True}, {"state": final}],
-            },
-            {"state": final, "steps": []},
-        ],
-    )["views"]
-    mid, from_deltas, after_final = live
-    assert "💭 thinking…" in mid["text"] and "The user asks who won." in mid["text"]
-    assert from_deltas["text"] == after_final["text"] == saved[0]["text"]
-    assert from_deltas["tags"] == saved[0]["tags"]
-    view = saved[0]
-    assert "details" in view["tags"] and "💭 thoughts" in view["text"]
-    assert SCRIPT_PROBE in view["text"] and "script" not in view["tags"]
-    assert "🔎 searched: euro 2024 winner" in view["text"] and "“Spain won Euro 2024.” [1][2]" in view["text"]
-    assert view["links"] == ["https://www.uefa.com/euro2024/"], "a javascript: source is no link"
-    assert "tokens: 10 in · 128 out (120 thinking) · 138 total" in view["text"]
-
-
-@node
-def test_js_draws_code_the_provider_ran(tmp_path: Path) -> None:
-    _, _, final, _ = tracked_run(code_run())
-    ((view,),) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
-    assert "▶ code the model ran (python)" in view["text"] and "print(sum(range(1, 101)))  # <b>" in view["text"]
-    assert "OUTCOME_OK5050" in view["text"] and "b" not in view["tags"]
-
-
-@node
-def test_js_shows_the_words_of_the_saved_transcript(tmp_path: Path) -> None:
-    """Thoughts, code the provider ran with its output, and a search's sources and citations
-    read the same live (run_view.js) as saved (render.py)."""
-    _, _, final, _ = tracked_run([*thinking_run(), *code_run()[1:]])
-    ((view,),) = run_js(tmp_path, [{"state": final, "steps": []}])["views"]
-    saved = _Words()
-    saved.feed(state_html(final))
-    live = words(view["shown"])
-    assert live == words("".join(saved.words))
-    for shown in (
-        "💭thoughts",
-        "🔎searched:euro2024winner",
-        "“SpainwonEuro2024.”[1][2]",
-        "▶codethemodelran(python)",
-        "OUTCOME_OK5050",
-        "(120thinking)",
-    ):
-        assert shown in live, shown

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
+import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from loopback import LoopbackServer, Reply, sse
 from provider_env import PROVIDER_VARIABLES
 from test_magics import FakeView, define_weather_bot, ip, run, shell  # noqa: F401 - fixtures
+from widget_comms import comms  # noqa: F401 - the fixture
 
 from adk_notebook import (
     AdkError,
@@ -211,12 +211,12 @@ def test_the_tiny_model_notice_is_said_once() -> None:
     assert first.view_kwargs()["model"] == "local:SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-# -- the live widget's own drawing (run_view.js under Node, as tests/test_run_view.py runs it) -----
-@pytest.mark.skipif(shutil.which("node") is None, reason="the widget's JS runs under Node")
-def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceback(tmp_path: Path) -> None:
-    from test_run_view import run_js
-
+# -- the live view -------------------------------------------------------------------------------
+def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceback(
+    comms: Any,  # noqa: F811 - the fixture
+) -> None:
     from adk_notebook.models.local import TINY_MODEL_NOTICE
+    from adk_notebook.notebook.widgets import RunView
 
     @tool
     def convert(amount: str) -> dict:
@@ -228,26 +228,19 @@ def test_the_live_view_draws_who_answered_the_notice_the_cut_and_a_folded_traceb
     )
     model = ScriptedModel([FunctionCall("convert", {"amount": "twelve"}), cut])
     events = LlmAgent(name="money", model=model, tools=[convert]).run("Convert it").events
-    live = Transcript(agent_name="money", track=True, model="auto", notice=TINY_MODEL_NOTICE)
-    start = {**live.state(), "seq": 0}
-    deltas = []
+    view = RunView(agent_name="money", prompt="Convert it", model="auto", notice=TINY_MODEL_NOTICE)
     for event in events:
-        live.add(event)
-        deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": live.take_ops()})
-    live.finish(status="done", elapsed=1.0)
-    deltas.append({"type": "delta", "seq": len(deltas) + 1, "ops": live.take_ops()})
-    final = {**live.state(), "seq": len(deltas)}
-    streamed, saved = run_js(
-        tmp_path, [{"state": start, "steps": [{"custom": d} for d in deltas]}, {"state": final, "steps": []}]
-    )["views"]
-    for view in (streamed[-1], saved[-1]):
-        text = view["text"]
-        assert text.startswith("moneyscripteddone"), "the header: agent, the model the events name, status"
-        assert text.count("ℹ SmolLM2-135M is a tiny offline demo model") == 1
-        assert "✂ cut at 48 tokens: the answer reached max_output_tokens" in text
-        assert "Once upon a <i>time</i> there" in text and "i" not in view["tags"], "model text stays text"
-        assert "details" in view["tags"] and "Traceback (most recent call last)" in text
-        assert "in convert" in text and "could not convert string to float: 'twelve'" in text
+        view.handle(event)
+    view.finish()
+    shown = "".join(op[2] for m in comms[-1].custom() if m["type"] == "delta" for op in m["ops"] if op[1] == "top")
+    assert ">scripted</code>" in shown, "the live header names the model the events name, as soon as they do"
+    html = view.html
+    assert re.search(r"<strong>money</strong><code[^>]*>scripted</code>.*>done</span>", html), "agent, model, status"
+    assert html.count("ℹ SmolLM2-135M is a tiny offline demo model") == 1
+    assert "✂ cut at 48 tokens: the answer reached max_output_tokens" in html
+    assert "Once upon a &lt;i&gt;time&lt;/i&gt; there" in html, "model text stays text"
+    assert "<summary" in html and "Traceback (most recent call last)" in html
+    assert "in convert" in html and "could not convert string to float: &#x27;twelve&#x27;" in html
     [request] = [r for r in model.requests if r.contents[-1].function_responses()]
     sent = request.contents[-1].parts[0].function_response.response
     assert sent["error"] == "Tool 'convert' failed: ValueError: could not convert string to float: 'twelve'"

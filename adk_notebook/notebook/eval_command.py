@@ -73,7 +73,7 @@ def eval_command(workspace: Workspace, line: str) -> EvalReport | Display:
 
 
 def _save(workspace: Workspace, args: argparse.Namespace) -> Display:
-    agent, session, user, session_id = workspace._session(args.agent, args.session, args.user)
+    agent, session, user, session_id = workspace.find_session(args.agent, args.session, args.user)
     if session is None or not session.events:
         raise UsageError(
             f"%adk eval save: {args.agent} has no session {session_id!r} with a conversation; "

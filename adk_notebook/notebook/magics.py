@@ -53,7 +53,10 @@ def split_chat_line(line: str) -> tuple[str, str]:
 
 
 def _parse(magic: Callable[..., Any], line: str, prefix: str) -> Any:
-    """The magic's own parser over shell-style words: `--state name="Ana Maria"` is one value."""
+    """The magic's own parser over shell-style words: `--state name="Ana Maria"` is one value.
+
+    Not IPython's `parse_argstring`: it splits without POSIX quoting, so `--description "Plans
+    trips"` would keep its quotes in the value."""
     try:
         return magic.parser.parse_args(shlex.split(line))  # type: ignore[attr-defined]  # set by @magic_arguments
     except UsageError as exc:
@@ -388,33 +391,32 @@ class AdkMagics(Magics):
 
             return trace_command(self.workspace, line.strip()[len("trace") :])
         args = _parse(self.adk, line, "%adk")
-        ws, command, target = self.workspace, args.command, args.target
-        needs = {"state": "AGENT", "request": "AGENT", "schema": "TOOL", "graph": "AGENT"}
-        if command in needs and not target:
-            raise UsageError(f"%adk {command} needs a {needs[command]}: %adk {command} {needs[command]}.")
-        if target and command not in (*needs, "model", "mcp"):
+        command, target = args.command, args.target
+        if command in _NEEDS and not target:
+            raise UsageError(f"%adk {command} needs a {_NEEDS[command]}: %adk {command} {_NEEDS[command]}.")
+        if target and command not in (*_NEEDS, "model", "mcp"):
             raise UsageError(f"%adk {command or ''} takes no {target!r}.".replace("  ", " "))
-        if command is None:
-            tools, agents = ws.tools_table(), ws.agents_table()
-            return Display(tools.html + agents.html, f"{tools.text}\n\n{agents.text}")
-        if command == "tools":
-            return ws.tools_table()
-        if command == "agents":
-            return ws.agents_table()
-        if command == "sessions":
-            return ws.use_sessions(args.use) if args.use else ws.sessions_table()
-        if command == "state":
-            return ws.state_table(target, args.session, args.user)
-        if command == "schema":
-            return ws.schema_view(target)
-        if command == "graph":
-            return ws.graph_view(target, mermaid=args.mermaid)
-        if command == "request":
-            return ws.request_view(target, args.session, args.user, args.message, args.provider)
-        if command == "reset":
-            return ws.reset()
-        if command == "mcp":
-            return ws.mcp_view(target)
-        if command == "models":
-            return ws.models_table()
-        return ws.set_model(target)
+        return _ADK_COMMANDS[command](self.workspace, args)
+
+
+def _overview(ws: Workspace, args: Any) -> Display:
+    tools, agents = ws.tools_table(), ws.agents_table()
+    return Display(tools.html + agents.html, f"{tools.text}\n\n{agents.text}")
+
+
+_NEEDS = {"state": "AGENT", "request": "AGENT", "schema": "TOOL", "graph": "AGENT"}  # what each command names
+# %adk COMMAND -> what shows it (eval and trace have parsers of their own: see AdkMagics.adk)
+_ADK_COMMANDS: dict[str | None, Callable[[Workspace, Any], Display]] = {
+    None: _overview,
+    "tools": lambda ws, args: ws.tools_table(),
+    "agents": lambda ws, args: ws.agents_table(),
+    "sessions": lambda ws, args: ws.use_sessions(args.use) if args.use else ws.sessions_table(),
+    "state": lambda ws, args: ws.state_table(args.target, args.session, args.user),
+    "schema": lambda ws, args: ws.schema_view(args.target),
+    "graph": lambda ws, args: ws.graph_view(args.target, mermaid=args.mermaid),
+    "request": lambda ws, args: ws.request_view(args.target, args.session, args.user, args.message, args.provider),
+    "reset": lambda ws, args: ws.reset(),
+    "mcp": lambda ws, args: ws.mcp_view(args.target),
+    "models": lambda ws, args: ws.models_table(),
+    "model": lambda ws, args: ws.set_model(args.target),
+}

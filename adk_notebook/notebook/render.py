@@ -1,204 +1,82 @@
-"""How a run looks without a live widget: its state drawn as static HTML and as plain text.
+"""How a run looks: the one renderer, for the live view and the saved transcript alike.
 
 `state_html` / `state_text` draw the JSON-ready state that `transcript.Transcript` folds from a
-run's events; the live widget (`widgets.run_view`) keeps the same state and its front end draws
-it, and these draw it for nbconvert, GitHub, VS Code and logs. A finished model turn is shown as
-markdown (`markdown_to_html`, the same markdown-it as the live view); `table_html` draws the
-`%adk` tables.
+run's events. The live widget (`widgets.run_view`) shows the same HTML: it is sent the parts
+and items drawn here (`top_html`, `item_html`, ...) as they change, each in the element whose
+`data-adk` attribute names it, and the browser only puts them in place. So the live view and
+the transcript saved for nbconvert, GitHub and VS Code cannot drift. A model's turn is
+markdown, rendered by `markdown.py`; `table_html` draws the `%adk` tables.
 
-Safety: every string that came from a user, a model or a tool goes through `html.escape`
-before it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type
-from `IMAGE_TYPES` (so an SVG never becomes markup), and a link is made only from an
-http(s) URL or a data: URL of an allowed type; a `javascript:` URI stays text. NUL and other
-control characters, and lone surrogates, never reach an output, nor does U+FEFF (`clean_text`).
+Safety (`safe_text.py`): every string that came from a user, a model or a tool is escaped before
+it is part of HTML. Images are inlined only as `<img src="data:...">` with a mime type from
+`IMAGE_TYPES` (so an SVG never becomes markup), and a link is made only from a URL `safe_url`
+lets through.
 
 No IPython or ipywidgets here: the magics use these functions for `%adk` tables as well.
 """
 
 from __future__ import annotations
 
-import html
-import re
-import sys
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from functools import cache
 from typing import Any
 
-from markdown_it import MarkdownIt
-from markdown_it.renderer import RendererHTML
-from markdown_it.token import Token
-from markdown_it.utils import EnvType, OptionsDict
-
-from ..core.errors import AdkError
+from .markdown import markdown_to_html
+from .safe_text import IMAGE_TYPES, cap, clean_text, error_line, escape, safe_url
 
 __all__ = [
     "IMAGE_TYPES",
-    "MARKDOWN",
+    "active_agent",
+    "cap",
     "clean_text",
     "cut_note",
+    "duration_text",
+    "end_html",
     "error_line",
-    "active_agent",
     "escape",
+    "fixed",
+    "graph_html",
     "graph_svg",
+    "item_html",
     "lane_label",
     "markdown_to_html",
-    "punctuation_ranges",
+    "part",
     "safe_url",
+    "size_text",
     "state_html",
     "state_text",
+    "stop_html",
     "table_html",
+    "top_html",
 ]
 
-# Shown inline as <img src="data:...">. SVG is drawn by <img>, where its scripts never run.
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"})
 
-
-# C0 and C1 controls but tab, newline and carriage return; DEL; surrogates (only lone ones can
-# be in a str). HTML forbids them, a terminal obeys them (an ANSI escape restyles or hides
-# text), and no encoder writes a lone surrogate.
-_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """`text` with each character no output should carry replaced by U+FFFD (see `_UNSAFE_CHARS`),
-    and U+FEFF (a byte-order mark, once the zero width no-break space) as U+2060 WORD JOINER,
-    which Unicode gave that meaning: it looks the same, but JavaScript's trim() and \\s take
-    U+FEFF for a space and Python's strip() and markdown-it-py do not, so markdown-it in the live
-    view and markdown-it-py here would cut a paragraph, a heading or a link differently."""
-    return _UNSAFE_CHARS.sub("\ufffd", text).replace("\ufeff", "\u2060")
-
-
-def escape(value: object) -> str:
-    """`value` as text that is safe inside HTML elements and quoted attributes."""
-    return html.escape(clean_text(value if isinstance(value, str) else str(value)), quote=True)
-
-
-def error_line(error: BaseException | str) -> str:
-    """One clear line for an error: its message, never a traceback."""
-    if isinstance(error, AdkError):
-        text = str(error)
-    elif isinstance(error, BaseException):
-        text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    else:
-        text = str(error)
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return cap(line, 500)
-
-
-_SPACE = " \t\n\r\f\v"  # what safeUrl in run_view.js trims too: ASCII spaces only
-
-
-def safe_url(url: str | None) -> str | None:
-    """`url` when it may become a link (http, https, or data: of an allowed type), else None."""
-    if not url:
-        return None
-    url = url.strip(_SPACE)
-    lower = url[:40].lower()
-    if lower.startswith(("http://", "https://")):
-        return url
-    if lower.startswith("data:"):
-        mime = lower[5:].split(";", 1)[0].split(",", 1)[0]
-        if mime == "application/pdf" or mime in IMAGE_TYPES:
-            return url
-    return None
-
-
-def cap(text: str, limit: int) -> str:
-    """`text`, cut at `limit` characters with a note of how many more there were."""
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit:,} more characters)"
-
-
-def _fixed(x: float, digits: int = 0) -> str:
-    """`x` (not negative) to `digits` decimals, a tie rounded up, as JavaScript's toFixed and
-    Math.round do: Python's own formatting rounds a tie to even, and the live view
-    (run_view.js fmtSize, fmtDuration) must show the same digits as the saved transcript."""
+def fixed(x: float, digits: int = 0) -> str:
+    """`x` (not negative) to `digits` decimals, a tie rounded up as people round it (Python's
+    own formatting rounds a tie to even: 0.5 s would show as "0 s")."""
     return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
-def _size(n: int | None) -> str:
+def size_text(n: int | None) -> str:
+    """A byte count as people read it: "512 B", "1.3 KB", "12 KB", "4.2 MB"."""
     if n is None:
         return ""
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:
-        return f"{_fixed(n / 1024)} KB" if n >= 10 * 1024 else f"{_fixed(n / 1024, 1)} KB"
-    return f"{_fixed(n / (1024 * 1024), 1)} MB"
+        return f"{fixed(n / 1024)} KB" if n >= 10 * 1024 else f"{fixed(n / 1024, 1)} KB"
+    return f"{fixed(n / (1024 * 1024), 1)} MB"
 
 
-def _duration(seconds: float | None) -> str:
+def duration_text(seconds: float | None) -> str:
+    """A duration as people read it: "120 ms", "1.5 s", "2 min 5 s"."""
     if seconds is None:
         return ""
     if seconds < 1:
-        return f"{_fixed(seconds * 1000)} ms"
+        return f"{fixed(seconds * 1000)} ms"
     if seconds < 60:
-        return f"{_fixed(seconds, 1)} s"
-    return f"{int(seconds // 60)} min {_fixed(seconds % 60)} s"
-
-
-# -- markdown ----------------------------------------------------------------------------------
-# One markdown for both sides: markdown-it-py here and markdown-it (its original, vendored in
-# widgets/vendor at the version markdown-it-py ports) in the live view, which
-# `widgets.markdown_library` hands this same description, so a turn looks the same live and
-# saved (tests/test_run_view.py).
-# No raw HTML, no images (a remote image would load while the notebook is read), links only to
-# these schemes, opened in a new tab.
-MARKDOWN: dict[str, Any] = {
-    "preset": "default",
-    "options": {"html": False, "linkify": False, "typographer": False, "breaks": True},
-    "disable": ["image"],
-    "link_schemes": ["http:", "https:", "mailto:"],
-    "link_attrs": {"target": "_blank", "rel": "noopener noreferrer"},
-}
-
-
-class _Markdown(MarkdownIt):
-    """markdown-it with MARKDOWN's links (its own rule refuses only javascript:, vbscript:,
-    file: and most data: URLs)."""
-
-    def validateLink(self, url: str) -> bool:
-        # the URL is normalised by then: percent-encoded ASCII, so lower() is the same as in JS
-        return url.lower().startswith(tuple(MARKDOWN["link_schemes"]))
-
-
-def _link_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
-    for name, value in MARKDOWN["link_attrs"].items():
-        tokens[idx].attrSet(name, value)
-    return renderer.renderToken(tokens, idx, options, env)
-
-
-def _markdown() -> MarkdownIt:
-    md = _Markdown("js-" + MARKDOWN["preset"], MARKDOWN["options"]).disable(MARKDOWN["disable"])
-    md.add_render_rule("link_open", _link_open)
-    return md
-
-
-_MD = _markdown()
-
-
-@cache
-def punctuation_ranges() -> list[list[int]]:
-    """What markdown-it-py takes for punctuation beside `*`, `_` and `~` (Unicode's P and S, as
-    this Python's unicodedata has them), as [first, last] code point ranges. The live view's
-    markdown-it is handed them (`widgets.markdown_library`): its own table is of another Unicode
-    version (15.1 in markdown-it 14.1, 14.0 in Python 3.11), and a character new in between
-    would open or close emphasis on one side only."""
-    ranges: list[list[int]] = []
-    for code in range(sys.maxunicode + 1):
-        if unicodedata.category(chr(code))[0] in "PS":
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1][1] = code
-            else:
-                ranges.append([code, code])
-    return ranges
-
-
-def markdown_to_html(text: str) -> str:
-    """A model's finished turn as HTML: markdown (CommonMark, tables, strikethrough) with
-    everything else shown as the text it is: raw HTML is escaped, `javascript:` links stay text.
-    """
-    return _MD.render(clean_text(text))
+        return f"{fixed(seconds, 1)} s"
+    return f"{int(seconds // 60)} min {fixed(seconds % 60)} s"
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -236,7 +114,7 @@ def _media_html(media: dict[str, Any]) -> str:
             f'<div><img src="{escape(src)}" alt="{escape(media["mime"])} image" '
             'style="max-width:100%;max-height:480px;border-radius:4px;margin:4px 0"></div>'
         )
-    size = _size(media.get("size"))
+    size = size_text(media.get("size"))
     if kind == "pdf":
         href = media.get("href")
         if href is None and media.get("data"):
@@ -264,10 +142,10 @@ def _media_html(media: dict[str, Any]) -> str:
     return f'<div>📎 {where} <span style="{_MUTED}">({desc}, not shown)</span></div>'
 
 
-def _tool_html(card: dict[str, Any]) -> str:
+def _tool_html(card: dict[str, Any], target: str) -> str:
     meta = []
     if card.get("duration") is not None:
-        meta.append(_duration(card["duration"]))
+        meta.append(duration_text(card["duration"]))
     if card.get("attempts"):
         meta.append(f"attempt {card['attempts']}" if card["attempts"] == 1 else f"{card['attempts']} attempts")
     if card.get("long_running"):
@@ -287,7 +165,7 @@ def _tool_html(card: dict[str, Any]) -> str:
         note = (
             f'<div style="{_MUTED};font-size:11px">… {dropped:,} earlier characters not shown</div>' if dropped else ""
         )
-        parts.append(f'{note}<pre style="{_PRE}">{escape(card["log"])}</pre>')
+        parts.append(f'{note}<pre data-adk="{target}.log" style="{_PRE}">{escape(card["log"])}</pre>')
     if card.get("result") is not None:
         parts.append(
             f'<details><summary style="cursor:pointer;{_MUTED};font-size:12px">result</summary>'
@@ -305,14 +183,15 @@ def _tool_html(card: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _native_html(item: dict[str, Any]) -> str:
+def _native_html(item: dict[str, Any], target: str) -> str:
     """Thoughts (collapsed), code the provider ran with its output, and what a search grounded the answer on."""
     summary = f'<summary style="cursor:pointer;{_MUTED};font-size:12px">'
     kind = item.get("k")
     if kind == "thoughts":
         return (
-            f'<details class="adk-thoughts" style="margin:4px 0">{summary}💭 thoughts</summary>'
-            f'<div style="white-space:pre-wrap;{_MUTED};font-size:12px">{escape(item.get("text") or "")}</div></details>'
+            f'<details class="adk-thoughts" style="margin:4px 0">{summary}💭 {"thoughts" if item.get("done", True) else "thinking…"}</summary>'
+            f'<div data-adk="{target}.text" style="white-space:pre-wrap;{_MUTED};font-size:12px">'
+            f"{escape(item.get('text') or '')}</div></details>"
         )
     if kind == "code":
         language = f" ({escape(item['language'])})" if item.get("language") else ""
@@ -369,19 +248,24 @@ def _inner_html(inner: Sequence[Sequence[str]]) -> str:
     return f'<div style="border-left:2px solid {_STATUS_COLOR["running"]};padding-left:6px;margin:4px 0">{rows}</div>'
 
 
-def _item_html(item: dict[str, Any]) -> str:
+def item_html(item: dict[str, Any], index: int, markdown: str | None = None) -> str:
+    """Item `index` of a run's body, in the element the live view knows it by (`data-adk="i3"`;
+    a turn's markdown in "i3.md", streamed thoughts in "i3.text", a tool's log in "i3.log").
+    `markdown`: a streaming turn's HTML as sent so far (view_ops.py), instead of its text's."""
+    kind = str(item.get("k"))
+    target = f"i{index}"
+    return f'<div class="adk-item adk-{escape(kind)}" data-adk="{target}">{_item_body(item, target, markdown)}</div>'
+
+
+def _item_body(item: dict[str, Any], target: str, markdown: str | None) -> str:
     kind = item.get("k")
     if kind in ("thoughts", "code", "grounding"):
-        return _native_html(item)
+        return _native_html(item, target)
     if kind == "text":
-        body = (
-            markdown_to_html(item["text"])
-            if item.get("done")
-            else (f'<div style="white-space:pre-wrap">{escape(item["text"])}</div>')
-        )
-        return f'<div class="adk-text" style="margin:4px 0">{body}</div>'
+        html = markdown_to_html(item["text"]) if markdown is None else markdown
+        return f'<div class="adk-text" data-adk="{target}.md" style="margin:4px 0">{html}</div>'
     if kind == "tool":
-        return _tool_html(item)
+        return _tool_html(item, target)
     if kind == "user":
         return f'<div style="margin:4px 0"><span style="{_MUTED}">you:</span> {escape(item["text"])}</div>'
     if kind == "media":
@@ -412,8 +296,8 @@ def _item_html(item: dict[str, Any]) -> str:
     return ""
 
 
-# -- the agent graph (graph.py lays it out; run_view.js drawGraph draws the same) --------------
-EDGE_DASHES = {"transfer": "5,4", "agent_tool": "1,3"}  # solid: a sub-agent or a tool (as run_view.js)
+# -- the agent graph (graph.py lays it out) ---------------------------------------------------
+EDGE_DASHES = {"transfer": "5,4", "agent_tool": "1,3"}  # solid: a sub-agent or a tool
 
 
 def graph_svg(lay: dict[str, Any], *, active: str | None = None) -> str:
@@ -474,7 +358,7 @@ def cut_note(tokens: int | None) -> str:
 def _footer(state: dict[str, Any]) -> str:
     bits = []
     if state.get("elapsed") is not None:
-        bits.append(_duration(state["elapsed"]))
+        bits.append(duration_text(state["elapsed"]))
     usage = state.get("usage")
     if usage:
         thinking = f" ({usage['thoughts']:,} thinking)" if usage.get("thoughts") else ""
@@ -482,20 +366,21 @@ def _footer(state: dict[str, Any]) -> str:
     return " · ".join(bits)
 
 
-def state_html(state: dict[str, Any], *, after: str = "") -> str:
-    """A run's state (`Transcript.state()`) as self-contained, escaped HTML; `after` (HTML made
-    here, such as the waterfall.py timeline) closes the run's box."""
+def top_html(state: dict[str, Any]) -> str:
+    """The run's head (agent, model, status, time and tokens), its notice and its prompt: the
+    part "top". A running run's head shows the seconds since it started (`data-adk-since`: the
+    one thing the live view updates by itself, each second)."""
     model = state.get("model")
     who = f'<code class="adk-model" style="{_MONO};font-size:12px;{_MUTED}">{escape(model)}</code>' if model else ""
-    head = (
-        f'<div style="display:flex;gap:8px;align-items:center;margin-bottom:4px">'
-        f"<strong>{escape(state.get('agent') or 'agent')}</strong>{who}{_badge(state.get('status') or '')}"
-        f'<span style="{_MUTED};font-size:12px">{escape(_footer(state))}</span></div>'
+    since = (
+        f'<span data-adk-since="{state["started_at"]:.3f}" style="{_MUTED};font-size:12px"></span>'
+        if state.get("status") == "running" and state.get("started_at")
+        else ""
     )
     parts = [
-        f'<div class="adk-run" style="{_FONT};font-size:13px;line-height:1.45;border:{_BORDER};'
-        f'border-radius:8px;padding:6px 10px;margin:2px 0">',
-        head,
+        f'<div style="display:flex;gap:8px;align-items:center;margin-bottom:4px">'
+        f"<strong>{escape(state.get('agent') or 'agent')}</strong>{who}{_badge(state.get('status') or '')}"
+        f'{since}<span style="{_MUTED};font-size:12px">{escape(_footer(state))}</span></div>'
     ]
     if state.get("notice"):
         parts.append(
@@ -506,17 +391,65 @@ def state_html(state: dict[str, Any], *, after: str = "") -> str:
             f'<div style="margin:4px 0;padding:4px 8px;border-left:3px solid {_STATUS_COLOR["running"]};'
             f'white-space:pre-wrap">{escape(state["prompt"])}</div>'
         )
-    if state.get("graph"):
-        parts.append(
-            f'<div class="adk-graph-box" style="overflow-x:auto;margin:4px 0">'
-            f"{graph_svg(state['graph'], active=active_agent(state))}</div>"
-        )
-    parts.extend(_item_html(item) for item in state.get("items") or ())
-    if state.get("error"):
-        parts.append(f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>')
-    parts.append(after)
-    parts.append("</div>")
     return "".join(parts)
+
+
+def stop_html(state: dict[str, Any]) -> str:
+    """The Stop button, while the run goes on: the part "stop"."""
+    if state.get("status") != "running":
+        return ""
+    return (
+        '<button type="button" data-adk-action="stop" title="Cancel this run" style="font:inherit;font-size:12px;'
+        f"padding:1px 10px;cursor:pointer;color:{_STATUS_COLOR['error']};background:transparent;"
+        'border:1px solid currentColor;border-radius:4px">■ Stop</button>'
+    )
+
+
+def graph_html(state: dict[str, Any]) -> str:
+    """A multi-agent run's agent graph, the running agent marked: the part "graph"."""
+    if not state.get("graph"):
+        return ""
+    return (
+        f'<div class="adk-graph-box" style="overflow-x:auto;margin:4px 0">'
+        f"{graph_svg(state['graph'], active=active_agent(state))}</div>"
+    )
+
+
+def end_html(state: dict[str, Any]) -> str:
+    """What ended the run badly, if anything: the part "end"."""
+    if not state.get("error"):
+        return ""
+    return f'<div style="color:{_STATUS_COLOR["error"]};margin-top:4px">⚠ {escape(state["error"])}</div>'
+
+
+_PART_STYLES = {"stop": ' style="position:absolute;top:6px;right:10px"'}  # the Stop button, top right
+
+
+def part(name: str, html: str) -> str:
+    """`html` in the element the live view knows part `name` by."""
+    return f'<div data-adk="{name}"{_PART_STYLES.get(name, "")}>{html}</div>'
+
+
+def state_html(state: dict[str, Any], *, trace: str = "", streaming: Mapping[int, str] | None = None) -> str:
+    """A run's state (`Transcript.state()`) as self-contained, escaped HTML, in parts the live
+    view replaces as they change (top, stop, graph, body, end, trace); `trace` is the run's
+    waterfall (waterfall.py), folded below it; `streaming`: the HTML sent so far of the turns
+    still streaming, by item (a live view's snapshot)."""
+    streaming = streaming or {}
+    body = "".join(item_html(item, index, streaming.get(index)) for index, item in enumerate(state.get("items") or ()))
+    return "".join(
+        (
+            f'<div class="adk-run" style="{_FONT};font-size:13px;line-height:1.45;border:{_BORDER};'
+            f'border-radius:8px;padding:6px 10px;margin:2px 0;position:relative">',
+            part("top", top_html(state)),
+            part("stop", stop_html(state)),
+            part("graph", graph_html(state)),
+            part("body", body),
+            part("end", end_html(state)),
+            part("trace", trace),
+            "</div>",
+        )
+    )
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -524,7 +457,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def _media_text(media: dict[str, Any]) -> str:
-    size = _size(media.get("size"))
+    size = size_text(media.get("size"))
     if media.get("k") == "image":
         return f"[image {media['mime']}{', ' + size if size else ''}]"
     where = media.get("href") or media.get("uri") or media.get("name") or ""
@@ -547,7 +480,7 @@ def state_text(state: dict[str, Any]) -> str:
         elif kind == "user":
             lines.append(_indent(item["text"], "> "))
         elif kind == "tool":
-            meta = [item["status"]] + ([_duration(item["duration"])] if item.get("duration") is not None else [])
+            meta = [item["status"]] + ([duration_text(item["duration"])] if item.get("duration") is not None else [])
             if item.get("attempts") and item["attempts"] > 1:
                 meta.append(f"{item['attempts']} attempts")
             lines.append(f"tool {item['name']}({item['args']}) → {' · '.join(meta)}")

@@ -7,9 +7,8 @@ its duration and error from the `ToolOutcome`; a change of author opens an agent
 run ends the runner's own trace (`RunResult.trace`) takes its place. The shape is the runner's,
 `Span.to_dict()` (core/trace.py), which `waterfall.py` draws.
 
-Ops, as `Transcript`'s, for the widget to send in batches: `["span", path, span]` a span added
-as a child of the span at `path` (child indices from the root); `["span_u", path, fields]`
-fields of that span replaced.
+The live view draws the tree again (waterfall.py) whenever a span was added or changed: on
+model and tool calls, never per streamed token (`take_changed`).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from typing import Any
 from ..core.events import Event
 from ..runner import RunResult
 from .render import error_line
-from .transcript import _clean
 
 __all__ = ["LiveTrace", "trace_of"]
 
@@ -47,14 +45,21 @@ class LiveTrace:
         self._agent: Path | None = None
         self._cursor = 0.0  # when the next model call started: the last event before it
         self._tools: dict[str, list[Path]] = {}  # call id -> tool spans still running, oldest first
-        self._ops: list[list[Any]] = []
+        self._changed = False
 
     def pending(self) -> bool:
-        return bool(self._ops)
+        """True when spans changed since the last `take_changed`."""
+        return self._changed
 
-    def take_ops(self) -> list[list[Any]]:
-        ops, self._ops = self._ops, []
-        return _clean(ops)  # no control characters or lone surrogates, as the transcript's ops
+    def replace(self, root: dict[str, Any]) -> None:
+        """Show `root` instead: the runner's own trace, once the run is over."""
+        self.root = root
+        self._changed = True
+
+    def take_changed(self) -> bool:
+        """Whether spans changed since the last call."""
+        changed, self._changed = self._changed, False
+        return changed
 
     def _at(self, path: Path) -> dict[str, Any]:
         span = self.root
@@ -66,12 +71,12 @@ class LiveTrace:
     def _add(self, parent: Path, span: dict[str, Any]) -> Path:
         siblings = self._at(parent)["children"]
         siblings.append(span)
-        self._ops.append(["span", list(parent), {**span, "children": []}])
+        self._changed = True
         return (*parent, len(siblings) - 1)
 
     def _set(self, path: Path, **fields: Any) -> None:
         self._at(path).update(fields)
-        self._ops.append(["span_u", list(path), fields])
+        self._changed = True
 
     def add(self, event: Event) -> None:
         """Fold one event; partial ones (streamed chunks, progress) say nothing about spans."""
@@ -80,7 +85,7 @@ class LiveTrace:
         ts = event.timestamp
         if self.root is None:
             self.root = _span(f"run {self._agent_name}", "run", ts, agent=self._agent_name)
-            self._ops.append(["s", {"trace": {**self.root, "children": []}}])
+            self._changed = True
             self._cursor = ts
         if event.author == "user":
             self._cursor = ts

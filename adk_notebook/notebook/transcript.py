@@ -6,10 +6,10 @@ cut it), one card per tool call (arguments, status, duration, attempts, progress
 images, PDF references, the traceback of a tool that raised), state deltas, errors, token usage
 and wall time; and what the provider did itself: the model's thoughts (an item of kind
 "thoughts", streamed like text, shown folded), code it ran with its output ("code"), and what a
-search grounded the answer on ("grounding"). The live widget (`widgets.run_view`) holds the
-same state and sends it as small ops while the run goes on; `render.state_html` /
-`render.state_text` draw it once the run is over, and `transcript_html` / `transcript_text`
-fold and draw a list of events in one call.
+search grounded the answer on ("grounding"). `render.state_html` / `state_text` draw it, live
+and saved alike; `take_ops()` says what changed since the last call, which `view_ops.LiveDiff`
+turns into the HTML the live view is sent; `transcript_html` / `transcript_text` fold and draw a
+list of events in one call.
 
 What is kept is bounded (a tool's log to its tail, results and arguments to a few thousand
 characters), and media are described for the renderer here: only an image of an allowed type
@@ -167,8 +167,8 @@ class Transcript:
     """The state of one run, folded from its events in order; the same for widget and HTML.
 
     `add(event)` is cheap for streamed chunks (a list append). With `track=True` it also
-    records what changed as small ops, which the live widget sends in batches (`take_ops`);
-    `state()` is the whole JSON-ready state, for the widget's trait and for `state_html`.
+    records what changed as small ops (`take_ops`), which `view_ops.LiveDiff` reads to know what
+    to draw again; `state()` is the whole JSON-ready state, for `state_html`.
 
     Ops, each a list: `["i", item]` new item; `["t", index, text]` text appended;
     `["e", index]` / `["e", index, text]` a text turn ended (with its full text when it differs
@@ -585,8 +585,8 @@ class Transcript:
             ]
         )
 
-    def state(self) -> dict[str, Any]:
-        """The whole state as JSON-ready data (what the widget's `state` trait holds)."""
+    def head(self) -> dict[str, Any]:
+        """The run's own fields, without its items: what its head, Stop button and error are drawn from."""
         return _clean(
             {
                 "v": 1,
@@ -600,10 +600,13 @@ class Transcript:
                 "started_at": self.started_at,
                 "elapsed": self.elapsed,
                 "usage": self._usage_json() if self.has_usage else None,
-                "items": [item.json() for item in self.items],
                 **({"graph": self.graph} if self.graph else {}),
             }
         )
+
+    def state(self) -> dict[str, Any]:
+        """The whole state as JSON-ready data: what `render.state_html` draws."""
+        return {**self.head(), "items": [_clean(item.json()) for item in self.items]}
 
 
 def _clean(value: Any) -> Any:

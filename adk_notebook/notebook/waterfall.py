@@ -5,9 +5,8 @@ each span has `kind` (run, agent, model, tool), `start` and `duration` (seconds;
 runs), what it was (`agent`, `model`, `tool`), `input_tokens` / `output_tokens` / `cost` and
 `error_type` / `error_message` when known, and `children`. `waterfall_rows` turns it into rows
 in the order and nesting of the spans, each bar's offset and width a percentage of the run's
-span of time; `waterfall_html` / `waterfall_text` draw them for `%adk trace` and the saved
-transcript, and the live view (run_view.js `timelineRows`) computes the same rows from the same
-data, to the same digits, so live and saved match.
+span of time; `waterfall_html` / `waterfall_text` draw them for `%adk trace`, the live view
+(redrawn as spans come) and the saved transcript.
 
 Bars are HTML/CSS (no script, no network); every label is escaped: agent and tool names and
 error messages are user or model text.
@@ -15,11 +14,11 @@ error messages are user or model text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .render import _duration, _fixed, escape, state_html
+from .render import duration_text, escape, fixed, state_html
 
 __all__ = [
     "WaterfallRow",
@@ -67,12 +66,12 @@ def _label(span: dict[str, Any]) -> str:
 def _meta(span: dict[str, Any]) -> str:
     """Latency, tokens and cost of a span, as the live view writes them (fmtSpanMeta)."""
     duration = span.get("duration")
-    bits = ["running…" if duration is None else _duration(duration)]
+    bits = ["running…" if duration is None else duration_text(duration)]
     tokens_in, tokens_out = span.get("input_tokens"), span.get("output_tokens")
     if tokens_in is not None or tokens_out is not None:
         bits.append(f"{tokens_in or 0:,} in · {tokens_out or 0:,} out")
     if span.get("cost") is not None:
-        bits.append(f"${_fixed(span['cost'], 4)}")
+        bits.append(f"${fixed(span['cost'], 4)}")
     return " · ".join(bits)
 
 
@@ -93,8 +92,8 @@ def waterfall_rows(trace: dict[str, Any]) -> list[WaterfallRow]:
                 depth=depth,
                 kind=str(span.get("kind") or ""),
                 name=_label(span),
-                left=_fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
-                width=_fixed(max(0.0, length / total * 100), 2),
+                left=fixed(max(0.0, (span["start"] - t0) / total * 100), 2),
+                width=fixed(max(0.0, length / total * 100), 2),
                 meta=_meta(span),
                 error=str(error) if error else None,
             )
@@ -129,7 +128,7 @@ def waterfall_html(trace: dict[str, Any], *, collapsed: bool = False) -> str:
     """The waterfall as self-contained, escaped HTML; `collapsed` folds it in a <details> (the saved transcript)."""
     rows = waterfall_rows(trace)
     grid = (
-        '<div class="adk-waterfall" style="display:grid;grid-template-columns:minmax(120px,32%) 1fr auto;'
+        '<div class="adk-waterfall" data-adk="waterfall" style="display:grid;grid-template-columns:minmax(120px,32%) 1fr auto;'
         'gap:2px 8px;align-items:center;font-size:12px;margin:4px 0">'
         + "".join(_row_html(row) for row in rows)
         + "</div>"
@@ -156,7 +155,8 @@ def waterfall_text(trace: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_html(state: dict[str, Any]) -> str:
-    """A finished run as saved (`RunView.finish`): its transcript, and its waterfall folded below."""
+def run_html(state: dict[str, Any], streaming: Mapping[int, str] | None = None) -> str:
+    """A run as the live view and the saved transcript show it: its parts, and its waterfall
+    folded below (the grid is the part "waterfall" the live view replaces as spans come)."""
     trace = state.get("trace")
-    return state_html(state, after=waterfall_html(trace, collapsed=True) if trace else "")
+    return state_html(state, trace=waterfall_html(trace, collapsed=True) if trace else "", streaming=streaming)

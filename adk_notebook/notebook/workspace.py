@@ -441,7 +441,9 @@ class Workspace:
             f"Chats now keep sessions in {held!r}.",
         )
 
-    def _session(self, name: str, session: str | None, user: str | None) -> tuple[Agent, Session | None, str, str]:
+    def find_session(self, name: str, session: str | None, user: str | None) -> tuple[Agent, Session | None, str, str]:
+        """Agent `name`, its session (`session`, else the one its chats use now; None when there is
+        none yet), and the user and session id looked up."""
         agent = self.agent(name)
         user = user or self.user_id
         session_id = session or self.current.get((agent.name, user), DEFAULT_SESSION)
@@ -449,7 +451,7 @@ class Workspace:
         return agent, found, user, session_id
 
     def state_table(self, name: str, session: str | None = None, user: str | None = None) -> Table:
-        agent, found, user, session_id = self._session(name, session, user)
+        agent, found, user, session_id = self.find_session(name, session, user)
         if found is None:
             raise UsageError(
                 f"%adk state {name}: no session {session_id!r} for user {user!r} yet. Run %%chat {name} first."
@@ -482,7 +484,7 @@ class Workspace:
         provider: str | None = None,
     ) -> Display:
         """What the model receives on the next call: instruction after templating, contents, tools."""
-        agent, found, user, session_id = self._session(name, session, user)
+        agent, found, user, session_id = self.find_session(name, session, user)
         if not isinstance(agent, LlmAgent):
             raise UsageError(f"%adk request {name}: only an LlmAgent sends model requests.")
         pending = message if message is not None else "<your next message>"

@@ -15,9 +15,10 @@ artifact deltas, errors, and media with odd URIs and MIME types. Each run is fol
   lone surrogate, and each encodes as UTF-8;
 - in a finished run no tool card is still running.
 
-A sample of the runs is also drawn by the widget's JS under Node, from its deltas and from the
-saved state, which must look the same, and every markdown text the runs held is drawn by the
-JS and by Python, which must agree.
+A sample of the runs goes through a real `RunView` into run_view.js in Chromium (the ops it
+sends, and a snapshot mid-run), and the page must equal the saved transcript item by item, with
+no probe run; and every markdown text the runs held, streamed in pieces, must end as the HTML of
+the whole text.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_render import SAFE_TAGS
-from test_run_view import node, run_js, tracked_run
+from view_page import view_page
+from widget_comms import RecordingComm, comms
 
 from adk_notebook import (
     AdkError,
@@ -46,8 +47,14 @@ from adk_notebook import (
     ToolProgress,
     Usage,
 )
-from adk_notebook.notebook.render import markdown_to_html, state_html, state_text
+from adk_notebook.notebook.markdown import MarkdownStream, markdown_to_html
+from adk_notebook.notebook.render import state_html, state_text
+from adk_notebook.notebook.timeline import LiveTrace
 from adk_notebook.notebook.transcript import Transcript
+from adk_notebook.notebook.view_ops import LiveDiff, wire
+from adk_notebook.notebook.widgets import RunView
+
+__all__ = ["comms"]  # the fixture, used by name
 
 SETTINGS: dict[str, Any] = {
     "deadline": None,
@@ -56,8 +63,8 @@ SETTINGS: dict[str, Any] = {
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
 EXAMPLES = 300
-JS_SAMPLE = 40  # runs also drawn by the JS (one Node process for all of them)
-MARKDOWN_SAMPLE = 800  # texts drawn by both markdown renderers
+PAGE_SAMPLE = 40  # runs also shown live by run_view.js in Chromium (one page for all of them)
+MARKDOWN_SAMPLE = 800  # texts streamed in pieces
 
 UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 VOID = {"br", "img"}
@@ -254,12 +261,13 @@ class Checked(HTMLParser):
 def check(run: list[Event]) -> list[str]:
     """What is wrong with how `run` is shown (an empty list when nothing is)."""
     transcript = Transcript(agent_name="bot", track=True)
+    diff = LiveDiff(transcript, LiveTrace("bot"))
     ops: list[Any] = []
     for event in run:
         transcript.add(event)
-        ops += transcript.take_ops()
+        ops += wire(diff.take())
     transcript.finish(status="done")
-    ops += transcript.take_ops()
+    ops += wire(diff.take())
     state = transcript.state()
     html, plain = state_html(state), state_text(state)
     parsed = Checked()
@@ -301,41 +309,55 @@ def test_hostile_runs_render_well_formed_escaped_and_clean(tally: Any) -> None:
         tally.record("transcript: hostile runs (HTML well-formed and escaped, text clean)", tried, bad)
 
 
-@node
-def test_hostile_runs_look_the_same_live_and_saved_and_markdown_agrees(tmp_path: Path, tally: Any) -> None:
+def test_hostile_runs_look_the_same_live_and_saved(comms: list[RecordingComm], tally: Any) -> None:
     runs: list[list[Event]] = []
+
+    @settings(max_examples=PAGE_SAMPLE, **SETTINGS)
+    @given(run=events())
+    def collect(run: list[Event]) -> None:
+        runs.append(run)
+
+    collect()
+    differ = 0
+    with view_page() as page:
+        for run in runs:
+            view = RunView(agent_name="bot", prompt="go")
+            recorded = comms[-1]
+            joined = 0
+            for n, event in enumerate(run):
+                view.handle(event)
+                view._last_flush = float("-inf")  # a delta after each event
+                if n == len(run) // 2:  # the page opens mid-run: it joins through a snapshot
+                    page.load(recorded.opened()["view"])
+                    joined = len(recorded.custom())
+                    recorded.receive(page.sent()[-1])
+            view.finish()
+            if not run:
+                page.load(recorded.opened()["view"])
+            for msg in recorded.custom()[joined:]:  # what reached the page after it opened
+                page.emit(msg)
+            live, saved = page.compare(view.html)
+            differ += live != saved or page.pwned()
+    tally.record("transcript: hostile runs, live page vs saved", len(runs), differ)
+    assert not differ
+
+
+def test_hostile_markdown_streamed_in_pieces_ends_as_the_whole(tally: Any) -> None:
     texts: list[str] = []
 
-    @settings(max_examples=JS_SAMPLE, **SETTINGS)
-    @given(run=events())
-    def collect_runs(run: list[Event]) -> None:
-        runs.append(run)
-        texts.extend(e.text for e in run if e.content is not None and not e.partial)
-
     @settings(max_examples=MARKDOWN_SAMPLE, **SETTINGS)
-    @given(lines=st.lists(text, min_size=1, max_size=4))
-    def collect_texts(lines: list[str]) -> None:
+    @given(lines=st.lists(text, min_size=1, max_size=4), cuts=st.lists(st.integers(0, 200), max_size=6))
+    def collect(lines: list[str], cuts: list[int]) -> None:
         texts.append("\n".join(lines))
+        stream = MarkdownStream()
+        whole = texts[-1]
+        for cut in sorted(cuts):
+            stream.update(whole[:cut])
+        stream.update(whole)
+        if not stream.matches(markdown_to_html(whole)) and "]:" not in whole:  # a reference is drawn again whole
+            mismatched.append(whole)
 
-    collect_runs()
-    collect_texts()
-    views = []
-    for run in runs:
-        initial, deltas, final, _ = tracked_run(run)
-        views.append({"state": initial, "steps": [{"custom": d} for d in deltas] + [{"snap": True}, {"state": final}]})
-    out = run_js(tmp_path, views, texts)
-    differ = [
-        n
-        for n, (live, saved) in enumerate(out["views"])
-        if (live["text"], live["tags"]) != (saved["text"], saved["tags"])
-    ]
-    unclean = [n for n, (_, saved) in enumerate(out["views"]) if UNSAFE.search(saved["text"])]
-    # Each renderer gets the text as it reaches it: the JS through JSON, where two lone halves
-    # of a surrogate pair become one character (the Transcript cleans them before that).
-    mismatched = [
-        t for t, js in zip(texts, out["markdown"], strict=True) if js != markdown_to_html(json.loads(json.dumps(t)))
-    ]
-    tally.record("transcript: hostile runs, JS live vs saved", len(runs), len(differ) + len(unclean))
-    tally.record("transcript: hostile markdown, JS vs Python", len(texts), len(mismatched))
-    assert not differ and not unclean, (differ, unclean)
+    mismatched: list[str] = []
+    collect()
+    tally.record("transcript: hostile markdown, streamed vs whole", len(texts), len(mismatched))
     assert not mismatched, [repr(t) for t in mismatched[:5]]

@@ -1,17 +1,18 @@
 """The live view of one run: streamed in place while the agent works, saved when it ends.
 
-Why anywidget. The view is one ES module (`run_view.js`, plain JS with JSDoc) and a stylesheet
-kept beside this class: no build step, no npm package to publish, and the same code runs in
-JupyterLab 4, Notebook 7, VS Code and Colab, which all load anywidget's front end. More to the
-point, it gives us the two channels the traffic measurements in DESIGN.md ask for:
-`widget.send()` custom messages, which are delivered to every view and never saved, and synced
-traits, which are saved with the notebook's widget state but resend their whole value on every
-assignment (streaming 2,000 tokens into `ipywidgets.HTML.value` sent 14.4 MB). So text and
-tool progress travel as small deltas, batched every ~50 ms, and the whole state goes into the
-`state` trait twice: at the start (nearly empty) and at the end. Bytes over the comm grow
-linearly with the output. ipywidgets alone would need a JS extension package; plain
-`display(HTML)` updates resend the whole transcript per update. The one library the view uses,
-markdown-it, is not in its module: it comes once per kernel (markdown_library.py).
+Drawn once, in Python. `render.py` draws a run, part by part and item by item, and that HTML is
+both what the live view shows and the transcript a finished run leaves in the cell. While the
+run goes on, `view_ops.LiveDiff` says what changed as typed ops (an item inserted or drawn again,
+a streaming answer's closed blocks and open tail, text appended to a thought or a tool's log),
+and run_view.js, which has no renderer, puts the HTML in place.
+
+Why anywidget. The view is one small ES module (`run_view.js`) kept beside this class: no build
+step, no npm package to publish, and the same code runs in JupyterLab 4, Notebook 7, Voila,
+VS Code and Colab, which all load anywidget's front end. It gives us the two channels the
+traffic measurements in DESIGN.md ask for: `widget.send()` custom messages, delivered to every
+view and never saved, and synced traits, saved with the notebook's widget state but resent whole
+on every assignment. So changes travel as ops, batched every ~50 ms, and the whole run goes into
+the `view` trait twice: at the start (nearly empty) and at the end.
 
 Flushing happens on the thread that calls `handle()` (the kernel's event loop), never on a
 timer thread: widget comms are not thread-safe. The first delta is sent at once (the first
@@ -19,10 +20,10 @@ token should show as soon as it exists: bench/first_token.py), each later one fr
 once 50 ms have passed since the last; when events stop arriving (a tool is running, the model
 thinks), one `loop.call_later` on that same loop sends what is pending.
 
-A view rendered mid-run (a second view, a page reload) starts from the `state` trait and asks
-the kernel for a snapshot (`{"type": "sync"}`); deltas carry a sequence number so it applies
-only those that follow. When the run ends, the cell's output is replaced (same display id) by a
-bundle with the widget view, a `text/html` transcript and a `text/plain` one, so nbconvert,
+A view rendered mid-run (a second view, a page reload) starts from the trait and asks the
+kernel for a snapshot (`{"type": "sync"}`); deltas carry a sequence number so it applies only
+those that follow. When the run ends, the cell's output is replaced (same display id) by a
+bundle with the widget view, the `text/html` transcript and a `text/plain` one, so nbconvert,
 GitHub and VS Code show the run even without saved widget state.
 """
 
@@ -37,15 +38,14 @@ from typing import Any
 
 import anywidget
 import traitlets
-from ipywidgets import widget_serialization
 
 from ...core.events import Event, new_id
 from ...runner import RunResult
 from ..render import state_text
 from ..timeline import LiveTrace
-from ..transcript import Transcript, _clean
+from ..transcript import Transcript
+from ..view_ops import LiveDiff, Op, wire
 from ..waterfall import run_html
-from .markdown_library import MarkdownLibrary, markdown_library
 
 __all__ = ["FLUSH_INTERVAL", "RunView", "RunWidget"]
 
@@ -56,20 +56,11 @@ _HERE = Path(__file__).parent
 
 
 class RunWidget(anywidget.AnyWidget):
-    """The widget model: `state` holds the whole run (start and end); deltas go by `send()`.
-
-    `markdown` names the kernel's one `MarkdownLibrary`, the markdown-it the view draws a
-    finished turn with (markdown_library.py says why it is not in this module).
-    """
+    """The widget model: `view` holds the run as drawn when it started ({html, seq, running});
+    what changes goes by `send()`."""
 
     _esm = _HERE / "run_view.js"
-    _css = _HERE / "run_view.css"
-    state = traitlets.Dict().tag(sync=True)
-    markdown = traitlets.Instance(MarkdownLibrary).tag(sync=True, **widget_serialization)
-
-    @traitlets.default("markdown")
-    def _shared_library(self) -> MarkdownLibrary:
-        return markdown_library()
+    view = traitlets.Dict().tag(sync=True)
 
 
 class RunView:
@@ -108,6 +99,7 @@ class RunView:
             graph=graph,
         )
         self._trace = LiveTrace(agent_name)  # the Timeline view, filled as events arrive
+        self._diff = LiveDiff(self._transcript, self._trace, lambda: self._clock())
         self._clock: Callable[[], float] = time.monotonic
         self._started = self._clock()
         self._last_flush = float("-inf")  # nothing sent yet: the first delta goes at once
@@ -119,7 +111,8 @@ class RunView:
         self._stop_callbacks: list[Callable[[], None]] = []
         self._display_id = "adk-run-" + new_id()
         self._shown = False
-        self.widget = RunWidget(state=self._state())
+        self._final = ""
+        self.widget = RunWidget(view={"html": self._html(), "seq": 0, "running": True})
         self.widget.on_msg(self._on_msg)
 
     def __repr__(self) -> str:
@@ -131,6 +124,16 @@ class RunView:
         return self._status
 
     @property
+    def state(self) -> dict[str, Any]:
+        """The run as data (`Transcript.state()`, with its trace): what the view draws."""
+        return self._state()
+
+    @property
+    def html(self) -> str:
+        """The run as drawn now; once it ended, the transcript its cell keeps."""
+        return self._final or self._html()
+
+    @property
     def display_id(self) -> str:
         """The display id of the cell output this view owns."""
         return self._display_id
@@ -139,7 +142,6 @@ class RunView:
     def show(self) -> None:
         """Display the view in the current cell output; call it before the run starts."""
         self._started = self._clock()
-        self._transcript.started_at = time.time()
         bundle = self._bundle(f"[{self._transcript.agent_name}] running…")
         if _publish(bundle, self._display_id, update=False):
             self._shown = True
@@ -154,7 +156,7 @@ class RunView:
         transcript.add(event)
         if not event.partial:
             self._trace.add(event)
-        if transcript.pending() or self._trace.pending():
+        if self._diff.pending():
             now = self._clock()
             if now - self._last_flush >= FLUSH_INTERVAL:
                 self._flush(now)
@@ -199,14 +201,13 @@ class RunView:
         )
         self._trace.finish(transcript.elapsed, transcript.error)
         if result is not None and result.trace is not None:  # the runner's own spans win
-            self._trace.root = result.trace.to_dict()
-        transcript.take_ops()  # the trait below carries all of it; pending deltas would be redundant
-        self._trace.take_ops()
+            self._trace.replace(result.trace.to_dict())
         self._status = status
-        state = self._state()
-        self.widget.state = state
+        self._send(self._diff.take())  # a view that is still open shows the end too
+        self._final = self._html()
         if self._shown:
-            _publish({"text/html": run_html(state), "text/plain": state_text(state)}, self._display_id, update=True)
+            _publish({"text/html": self._final, "text/plain": state_text(self._state())}, self._display_id, update=True)
+        self.widget.close()  # the cell shows the transcript now: nothing needs the model, nor saves it
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call `callback()` when the user presses Stop (the button shows only while running)."""
@@ -215,10 +216,12 @@ class RunView:
     # -- plumbing --------------------------------------------------------------------------
     def _state(self) -> dict[str, Any]:
         state = self._transcript.state()
-        state["seq"] = self._seq
         if self._trace.root is not None:
-            state["trace"] = _clean(self._trace.root)
+            state["trace"] = self._trace.root
         return state
+
+    def _html(self) -> str:
+        return run_html(self._state())
 
     def _bundle(self, text: str) -> dict[str, Any]:
         return {
@@ -232,13 +235,17 @@ class RunView:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        ops = self._transcript.take_ops() + self._trace.take_ops()
+        self._send(self._diff.take())
+        if self._diff.pending():  # a long answer's tail waits for its turn (markdown.MarkdownStream.due)
+            self._schedule(FLUSH_INTERVAL)
+
+    def _send(self, ops: list[Op]) -> None:
         if ops:
             self._seq += 1
-            self.widget.send({"type": "delta", "seq": self._seq, "ops": ops})
+            self.widget.send({"type": "delta", "seq": self._seq, "ops": wire(ops)})
 
     def _pending(self) -> bool:
-        return self._transcript.pending() or self._trace.pending()
+        return self._diff.pending()
 
     def _schedule(self, delay: float) -> None:
         self._armed = True
@@ -269,8 +276,16 @@ class RunView:
         elif kind == "sync" and self._status == "running":
             self._flush(self._clock())
             have = content.get("seq")
-            state = self._state() if have != self._seq else None
-            self.widget.send({"type": "snapshot", "nonce": content.get("nonce"), "seq": self._seq, "state": state})
+            snapshot: dict[str, Any] = {
+                "type": "snapshot",
+                "nonce": content.get("nonce"),
+                "seq": self._seq,
+                "html": None,
+            }
+            if have != self._seq:
+                streaming, tails = self._diff.snapshot()
+                snapshot.update(html=run_html(self._state(), streaming), tails=tails)
+            self.widget.send(snapshot)
 
 
 def _publish(bundle: dict[str, Any], display_id: str, *, update: bool) -> bool:
