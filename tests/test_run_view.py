@@ -115,11 +115,11 @@ def test_a_fast_stream_sends_few_messages(comms: list[RecordingComm]) -> None:
 def test_handle_is_cheap(comms: list[RecordingComm]) -> None:
     view, _ = make_view(comms)
     events = [chunk(f"w{n} ") for n in range(20_000)]
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU: the shared machine's other work does not count
     for event in events:
         view.handle(event)
-    per_event = (time.perf_counter() - started) / len(events)
-    assert per_event < 20e-6, f"{per_event * 1e6:.1f} µs per streamed event"
+    per_event = (time.process_time() - started) / len(events)
+    assert per_event < 20e-6, f"{per_event * 1e6:.1f} µs of CPU per streamed event"
 
 
 def run_bytes(comms: list[RecordingComm], tokens: int) -> tuple[int, int]:
