@@ -15,7 +15,10 @@ processes never lose each other's update. Lease times come from the database's c
 machines whose clocks disagree still agree on when a lease lapses.
 
 psycopg's async pool belongs to one event loop; the service keeps one per loop it is used
-from (a kernel's loop, the private loop of `agent.run()`), opened on first use.
+from (a kernel's loop, the private loop of `agent.run()`), opened on first use by one caller
+while the others that arrive meanwhile wait for it. A pool holds at most `max_connections`
+connections; a caller finding them all busy waits for one rather than opening more, so many
+runs at once never exceed what the server allows.
 """
 
 from __future__ import annotations
@@ -156,6 +159,8 @@ class PostgresSessionService(BaseSessionService):
         self._dsn = dsn
         self._max, self._timeout = max_connections, timeout
         self._pools: dict[asyncio.AbstractEventLoop, AsyncConnectionPool] = {}
+        # Held while a loop's pool opens (and the tables are made), so its callers share one pool.
+        self._opening: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
         self._tables_ready = False
         self._heartbeat = Heartbeat(self._renew, lease_seconds)
         # The heartbeat thread's own connection (the pools belong to event loops).
@@ -176,6 +181,7 @@ class PostgresSessionService(BaseSessionService):
         self._heartbeat.stop()
         loop = asyncio.get_running_loop()
         pools, self._pools = self._pools, {}
+        self._opening.pop(loop, None)
         for pool_loop, pool in pools.items():
             if pool_loop is loop:
                 await pool.close()
@@ -399,31 +405,40 @@ class PostgresSessionService(BaseSessionService):
             ) from exc
 
     async def _pool(self) -> AsyncConnectionPool:
+        """This loop's pool, the tables made; the first caller opens it, those arriving meanwhile wait."""
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
-        if pool is None:
-            for ended in [other for other in self._pools if other.is_closed()]:
-                del self._pools[ended]  # its connections went with its loop
-            pool = AsyncConnectionPool(
-                self._dsn,
-                min_size=1,
-                max_size=self._max,
-                open=False,
-                timeout=self._timeout,
-                kwargs={"autocommit": True},
-                name="adk-sessions",
-            )
-            try:
-                await pool.open(wait=True, timeout=self._timeout)
-            except BaseException:
-                # No workers left retrying a server that is not there.
-                await pool.close()
-                raise
-            self._pools[loop] = pool
-        if not self._tables_ready:
-            async with pool.connection(timeout=self._timeout) as conn:
-                await _create_tables(conn, _shown(self._dsn))
-            self._tables_ready = True
+        if pool is not None and self._tables_ready:
+            return pool
+        async with self._opening.setdefault(loop, asyncio.Lock()):
+            pool = self._pools.get(loop)
+            if pool is None:
+                for ended in [other for other in self._pools if other.is_closed()]:
+                    del self._pools[ended]  # its connections went with its loop
+                    self._opening.pop(ended, None)
+                pool = self._pools[loop] = await self._open_pool()
+            if not self._tables_ready:
+                async with pool.connection(timeout=self._timeout) as conn:
+                    await _create_tables(conn, _shown(self._dsn))
+                self._tables_ready = True
+        return pool
+
+    async def _open_pool(self) -> AsyncConnectionPool:
+        pool = AsyncConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self._max,
+            open=False,
+            timeout=self._timeout,
+            kwargs={"autocommit": True},
+            name="adk-sessions",
+        )
+        try:
+            await pool.open(wait=True, timeout=self._timeout)
+        except BaseException:
+            # No workers left retrying a server that is not there.
+            await pool.close()
+            raise
         return pool
 
 
