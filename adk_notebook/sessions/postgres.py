@@ -19,12 +19,18 @@ from (a kernel's loop, the private loop of `agent.run()`), opened on first use b
 while the others that arrive meanwhile wait for it. A pool holds at most `max_connections`
 connections; a caller finding them all busy waits for one rather than opening more, so many
 runs at once never exceed what the server allows.
+
+jsonb cannot hold U+0000 (no PostgreSQL text can), which is valid JSON that a model or a tool
+may put in state. Strings in the state columns are stored escaped: NUL as U+FFFF "0", U+FFFF
+itself (a noncharacter, meant for no text) as U+FFFF U+FFFF; they read back exactly. Event
+rows are JSON text, whose escape `\u0000` PostgreSQL keeps as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -33,7 +39,7 @@ from typing import Any, Self
 try:
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from psycopg.types.json import Jsonb
+    from psycopg.types.json import Jsonb, set_json_loads
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError(
@@ -431,6 +437,7 @@ class PostgresSessionService(BaseSessionService):
             open=False,
             timeout=self._timeout,
             kwargs={"autocommit": True},
+            configure=_configure,
             name="adk-sessions",
         )
         try:
@@ -479,8 +486,50 @@ def _merged(row: tuple[Any, ...]) -> dict[str, Any]:
     return {**row[1], **(row[3] or {}), **(row[4] or {})}
 
 
+_NUL, _ESC = "\x00", "\uffff"
+_ESCAPES = re.compile("\uffff([\uffff0])")
+
+
 def _jsonb(value: dict[str, Any]) -> Jsonb:
-    return Jsonb(value, dumps=_JSON.encode)
+    return Jsonb(value, dumps=_dumps)
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    """State as a jsonb column keeps it (see the module docstring); the walk only when it holds NUL or U+FFFF."""
+    text = _JSON.encode(value)  # ASCII: the two show as \u0000 and \uffff
+    return _JSON.encode(_escaped(value)) if "\\u0000" in text or "\\uffff" in text else text
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace(_ESC, _ESC + _ESC).replace(_NUL, _ESC + "0")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def _loads(data: bytes | str) -> Any:
+    """A jsonb column's value as it was given to `_dumps` (the server sends U+FFFF unescaped)."""
+    value = json.loads(data)
+    escaped = _ESC.encode() in data if isinstance(data, bytes) else _ESC in data
+    return _unescaped(value) if escaped else value
+
+
+def _unescaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ESCAPES.sub(lambda m: _ESC if m[1] == _ESC else _NUL, value) if _ESC in value else value
+    if isinstance(value, dict):
+        return {_unescaped(k): _unescaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescaped(v) for v in value]
+    return value
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Each pooled connection reads jsonb through `_loads`."""
+    set_json_loads(_loads, conn)
 
 
 def _read_event(service: PostgresSessionService, session_id: str, seq: int, data: str) -> Event:

@@ -1,5 +1,8 @@
 """PostgresSessionService under what a busy notebook server gives it, on a real PostgreSQL at its defaults.
 
+- A NUL character (U+0000) wherever a run puts text: PostgreSQL text and jsonb cannot hold one,
+  yet it is valid JSON that a model, a tool or a user may send. Each route: the run completes,
+  the stored session (reopened) has it back exactly, and every call has its response.
 - 200 runs starting at once on one fresh service (no pool yet), against a server at the
   default max_connections=100: every run completes and keeps all its events and state.
 """
@@ -10,6 +13,7 @@ import asyncio
 from typing import Any
 
 import psycopg
+import pytest
 from session_stores import fresh_schema, postgres_dsn  # noqa: F401 - a fixture
 
 from adk_notebook import (
@@ -23,7 +27,51 @@ from adk_notebook import (
     tool,
 )
 
+NUL = "\x00"
 AUTO_CREATE = RunConfig(auto_create_session=True)
+
+# Where a NUL comes in: (the tool's argument, what the tool returns, the state it writes, the model's answer).
+ROUTES: dict[str, tuple[str, Any, dict[str, Any], str]] = {
+    "tool args": (f"a{NUL}b", {"ok": True}, {}, "done"),
+    "tool response": ("a", {"text": f"x{NUL}y", f"k{NUL}": [NUL, {"n": f"{NUL}{NUL}"}]}, {}, "done"),
+    "state a tool writes": (
+        "a",
+        {"ok": True},
+        {f"s{NUL}": {f"k{NUL}": [NUL]}, f"app:{NUL}": NUL, "user:u": NUL},
+        "done",
+    ),
+    "model text": ("a", {"ok": True}, {}, f"the answer{NUL} is 42"),
+}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+async def test_a_nul_anywhere_in_a_run_is_stored_and_read_back(postgres_dsn: str, tally: Any, route: str) -> None:  # noqa: F811
+    arg, returned, writes, answer = ROUTES[route]
+
+    @tool
+    def echo(tool_context: ToolContext, text: str) -> dict:
+        """Return the scripted response and write the scripted state."""
+        for key, value in writes.items():
+            tool_context.state[key] = value
+        return {"got": text, **returned}
+
+    dsn = fresh_schema(postgres_dsn)
+    agent = LlmAgent(name="a", model=ScriptedModel([FunctionCall("echo", {"text": arg}), answer]), tools=[echo])
+    with tally.case(f"postgres: NUL in {route}"):
+        async with PostgresSessionService(dsn) as service:
+            result = await Runner(app_name="a", agent=agent, session_service=service).run_to_result(
+                user_id="u", session_id="s", content=f"go{NUL}", run_config=AUTO_CREATE
+            )
+            assert result.text == answer
+        async with PostgresSessionService(dsn) as service:
+            stored = await service.get(app_name="a", user_id="u", session_id="s")
+        assert stored is not None
+        calls = [c for e in stored.events for c in e.function_calls()]
+        responses = {r.id: r.response for e in stored.events for r in e.function_responses()}
+        assert [c.args for c in calls] == [{"text": arg}]
+        assert responses == {calls[0].id: {"got": arg, **returned}}, "the call has its response, whole"
+        assert stored.events[0].text == f"go{NUL}" and stored.events[-1].text == answer
+        assert {k: stored.state[k] for k in writes} == writes
 
 
 async def test_200_runs_at_once_on_a_fresh_service_all_complete(postgres_dsn: str, tally: Any) -> None:  # noqa: F811
