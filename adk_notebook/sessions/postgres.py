@@ -545,20 +545,25 @@ def _read_event(service: PostgresSessionService, session_id: str, seq: int, data
         ) from exc
 
 
+# The libpq parameters that are secrets: the login's password, and the one that decrypts the SSL key.
+_SECRETS = ("password", "sslpassword")
+
+
 def _shown(dsn: str) -> str:
-    """The DSN without its password, for reprs and errors."""
+    """The DSN without its secrets, for reprs and errors (whether they came in a URL or as key=value)."""
     try:
         params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return "<an unreadable DSN>"
-    params.pop("password", None)
-    return make_conninfo("", **{k: v for k, v in params.items() if v is not None})
+    return make_conninfo("", **{k: v for k, v in params.items() if v is not None and k not in _SECRETS})
 
 
 def _hide(dsn: str, text: str) -> str:
-    """`text` with the DSN's password, should a server message echo it, blotted out."""
+    """`text` with the DSN's secrets, should a server message echo one, blotted out."""
     try:
-        password = conninfo_to_dict(dsn).get("password")
+        params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return text
-    return text.replace(str(password), "***") if password else text
+    for secret in (str(params[k]) for k in _SECRETS if params.get(k)):
+        text = text.replace(secret, "***")
+    return text

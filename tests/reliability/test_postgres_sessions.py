@@ -5,11 +5,16 @@
   the stored session (reopened) has it back exactly, and every call has its response.
 - 200 runs starting at once on one fresh service (no pool yet), against a server at the
   default max_connections=100: every run completes and keeps all its events and state.
+- Secrets of the DSN (`password`, `sslpassword`, as a URL or as key=value) in no repr, error
+  or log line, whichever form they came in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
+import traceback
 from typing import Any
 
 import psycopg
@@ -17,6 +22,7 @@ import pytest
 from session_stores import fresh_schema, postgres_dsn  # noqa: F401 - a fixture
 
 from adk_notebook import (
+    AdkError,
     FunctionCall,
     LlmAgent,
     PostgresSessionService,
@@ -106,3 +112,33 @@ async def test_200_runs_at_once_on_a_fresh_service_all_complete(postgres_dsn: st
     tally.record("postgres: 200 runs at once on one fresh service", n, len(lost))
     assert not failed, f"{len(failed)} of {n} runs failed, e.g. {failed[:3]}"
     assert not lost
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+SECRET, SSL_SECRET = "hunter2-7c1f", "ssl-key-pass-9d4e"
+DSN_FORMS = {
+    "URL password": "postgresql://adk:{secret}@127.0.0.1:{port}/agents",
+    "URL ?sslpassword=": "postgresql://adk@127.0.0.1:{port}/agents?sslpassword={ssl}",
+    "URL ?password=&sslpassword=": "postgresql://adk@127.0.0.1:{port}/agents?password={secret}&sslpassword={ssl}",
+    "key=value password": "host=127.0.0.1 port={port} user=adk dbname=agents password={secret}",
+    "key=value sslpassword": "host=127.0.0.1 port={port} user=adk dbname=agents sslpassword='{ssl}'",
+}
+
+
+@pytest.mark.parametrize("form", DSN_FORMS)
+async def test_dsn_secrets_never_show(form: str, tally: Any, caplog: pytest.LogCaptureFixture) -> None:
+    dsn = DSN_FORMS[form].format(secret=SECRET, ssl=SSL_SECRET, port=_free_port())
+    caplog.set_level(logging.DEBUG)
+    with tally.case(f"postgres: DSN secrets hidden ({form})"):
+        service = PostgresSessionService(dsn, timeout=1)
+        with pytest.raises(AdkError) as caught:
+            await service.create(app_name="a", user_id="u")
+        await service.aclose()
+        assert caught.value.code == "session_db_unreachable" and "127.0.0.1" in repr(service)
+        shown = "\n".join([repr(service), str(caught.value), *traceback.format_exception(caught.value), caplog.text])
+        assert SECRET not in shown and SSL_SECRET not in shown, shown
