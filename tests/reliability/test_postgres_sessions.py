@@ -99,7 +99,8 @@ async def test_200_runs_at_once_on_a_fresh_service_all_complete(postgres_dsn: st
 
     dsn = fresh_schema(postgres_dsn)
     with psycopg.connect(dsn) as conn:
-        assert conn.execute("SHOW max_connections").fetchone() == ("100",), "the server is at its default"
+        limit = int(conn.execute("SHOW max_connections").fetchone()[0])
+    assert limit <= 100, f"the server allows {limit} connections, more than its default 100"
     async with PostgresSessionService(dsn) as service:  # no pool yet: all 200 ask for one at once
         results = await asyncio.gather(*(run(service, i) for i in range(n)), return_exceptions=True)
     failed = [f"run {i}: {r!r}" for i, r in enumerate(results) if r != f"noted {i}"]
