@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["find_bin", "postgres_server"]
+__all__ = ["find_bin", "free_port", "postgres_server"]
 
 
 def find_bin() -> Path | None:
@@ -41,7 +41,8 @@ def _owner() -> dict[str, object]:
     return {"user": "postgres", "group": "postgres", "extra_groups": []} if os.geteuid() == 0 else {}
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nobody listens on (as long as nobody takes it next)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -75,7 +76,7 @@ def postgres_server(bin_dir: Path) -> Iterator[str]:
             cwd=folder,
             **_owner(),
         )  # type: ignore[call-overload]
-        port = _free_port()
+        port = free_port()
         # A file, not a pipe: nobody reads a pipe while the tests run.
         log = folder / "server.log"
         with log.open("wb") as log_file:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import traceback
 from typing import Any
 
 import psycopg
 import pytest
+from postgres_server import free_port
 from session_stores import fresh_schema, postgres_dsn  # noqa: F401 - a fixture
 
 from adk_notebook import (
@@ -115,12 +115,6 @@ async def test_200_runs_at_once_on_a_fresh_service_all_complete(postgres_dsn: st
     assert not lost
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 SECRET, SSL_SECRET = "hunter2-7c1f", "ssl-key-pass-9d4e"
 DSN_FORMS = {
     "URL password": "postgresql://adk:{secret}@127.0.0.1:{port}/agents",
@@ -133,7 +127,7 @@ DSN_FORMS = {
 
 @pytest.mark.parametrize("form", DSN_FORMS)
 async def test_dsn_secrets_never_show(form: str, tally: Any, caplog: pytest.LogCaptureFixture) -> None:
-    dsn = DSN_FORMS[form].format(secret=SECRET, ssl=SSL_SECRET, port=_free_port())
+    dsn = DSN_FORMS[form].format(secret=SECRET, ssl=SSL_SECRET, port=free_port())
     caplog.set_level(logging.DEBUG)
     with tally.case(f"postgres: DSN secrets hidden ({form})"):
         service = PostgresSessionService(dsn, timeout=1)
