@@ -1,10 +1,21 @@
-"""The session stores the tests run against, and events that exercise every part a store keeps."""
+"""The session stores the tests run against, and events that exercise every part a store keeps.
+
+`postgres_dsn` starts one PostgreSQL for the whole test session (tests/postgres_server.py), for
+the test folders that import it; each test gets a schema of its own in it (`fresh_schema`), so
+tests never see each other's tables. Without an installed server the PostgreSQL cases skip,
+unless ADK_POSTGRES_REQUIRED=1 (CI) makes them fail.
+"""
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
+
+import pytest
+from postgres_server import find_bin, postgres_server
 
 from adk_notebook import (
     BaseSessionService,
@@ -20,7 +31,21 @@ from adk_notebook import (
 )
 from adk_notebook.sessions.urls import open_session_service
 
-__all__ = ["Store", "fresh_schema", "rich_events"]
+__all__ = ["Store", "fresh_schema", "postgres_dsn", "rich_events"]
+
+REQUIRED = os.environ.get("ADK_POSTGRES_REQUIRED", "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    bin_dir = find_bin()
+    if bin_dir is None:
+        reason = "no PostgreSQL server installed (apt-get install postgresql)"
+        if REQUIRED:
+            pytest.fail(f"PostgreSQL required (ADK_POSTGRES_REQUIRED=1) but {reason}", pytrace=False)
+        pytest.skip(reason)
+    with postgres_server(bin_dir) as dsn:
+        yield dsn
 
 
 def rich_events() -> list[Event]:

@@ -15,13 +15,22 @@ processes never lose each other's update. Lease times come from the database's c
 machines whose clocks disagree still agree on when a lease lapses.
 
 psycopg's async pool belongs to one event loop; the service keeps one per loop it is used
-from (a kernel's loop, the private loop of `agent.run()`), opened on first use.
+from (a kernel's loop, the private loop of `agent.run()`), opened on first use by one caller
+while the others that arrive meanwhile wait for it. A pool holds at most `max_connections`
+connections; a caller finding them all busy waits for one rather than opening more, so many
+runs at once never exceed what the server allows.
+
+jsonb cannot hold U+0000 (no PostgreSQL text can), which is valid JSON that a model or a tool
+may put in state. Strings in the state columns are stored escaped: NUL as U+FFFF "0", U+FFFF
+itself (a noncharacter, meant for no text) as U+FFFF U+FFFF; they read back exactly. Event
+rows are JSON text, whose escape `\u0000` PostgreSQL keeps as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -30,7 +39,7 @@ from typing import Any, Self
 try:
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from psycopg.types.json import Jsonb
+    from psycopg.types.json import Jsonb, set_json_loads
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError(
@@ -156,6 +165,8 @@ class PostgresSessionService(BaseSessionService):
         self._dsn = dsn
         self._max, self._timeout = max_connections, timeout
         self._pools: dict[asyncio.AbstractEventLoop, AsyncConnectionPool] = {}
+        # Held while a loop's pool opens (and the tables are made), so its callers share one pool.
+        self._opening: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
         self._tables_ready = False
         self._heartbeat = Heartbeat(self._renew, lease_seconds)
         # The heartbeat thread's own connection (the pools belong to event loops).
@@ -176,6 +187,7 @@ class PostgresSessionService(BaseSessionService):
         self._heartbeat.stop()
         loop = asyncio.get_running_loop()
         pools, self._pools = self._pools, {}
+        self._opening.pop(loop, None)
         for pool_loop, pool in pools.items():
             if pool_loop is loop:
                 await pool.close()
@@ -399,31 +411,41 @@ class PostgresSessionService(BaseSessionService):
             ) from exc
 
     async def _pool(self) -> AsyncConnectionPool:
+        """This loop's pool, the tables made; the first caller opens it, those arriving meanwhile wait."""
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
-        if pool is None:
-            for ended in [other for other in self._pools if other.is_closed()]:
-                del self._pools[ended]  # its connections went with its loop
-            pool = AsyncConnectionPool(
-                self._dsn,
-                min_size=1,
-                max_size=self._max,
-                open=False,
-                timeout=self._timeout,
-                kwargs={"autocommit": True},
-                name="adk-sessions",
-            )
-            try:
-                await pool.open(wait=True, timeout=self._timeout)
-            except BaseException:
-                # No workers left retrying a server that is not there.
-                await pool.close()
-                raise
-            self._pools[loop] = pool
-        if not self._tables_ready:
-            async with pool.connection(timeout=self._timeout) as conn:
-                await _create_tables(conn, _shown(self._dsn))
-            self._tables_ready = True
+        if pool is not None and self._tables_ready:
+            return pool
+        async with self._opening.setdefault(loop, asyncio.Lock()):
+            pool = self._pools.get(loop)
+            if pool is None:
+                for ended in [other for other in self._pools if other.is_closed()]:
+                    del self._pools[ended]  # its connections went with its loop
+                    self._opening.pop(ended, None)
+                pool = self._pools[loop] = await self._open_pool()
+            if not self._tables_ready:
+                async with pool.connection(timeout=self._timeout) as conn:
+                    await _create_tables(conn, _shown(self._dsn))
+                self._tables_ready = True
+        return pool
+
+    async def _open_pool(self) -> AsyncConnectionPool:
+        pool = AsyncConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self._max,
+            open=False,
+            timeout=self._timeout,
+            kwargs={"autocommit": True},
+            configure=_configure,
+            name="adk-sessions",
+        )
+        try:
+            await pool.open(wait=True, timeout=self._timeout)
+        except BaseException:
+            # No workers left retrying a server that is not there.
+            await pool.close()
+            raise
         return pool
 
 
@@ -464,8 +486,50 @@ def _merged(row: tuple[Any, ...]) -> dict[str, Any]:
     return {**row[1], **(row[3] or {}), **(row[4] or {})}
 
 
+_NUL, _ESC = "\x00", "\uffff"
+_ESCAPES = re.compile("\uffff([\uffff0])")
+
+
 def _jsonb(value: dict[str, Any]) -> Jsonb:
-    return Jsonb(value, dumps=_JSON.encode)
+    return Jsonb(value, dumps=_dumps)
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    """State as a jsonb column keeps it (see the module docstring); the walk only when it holds NUL or U+FFFF."""
+    text = _JSON.encode(value)  # ASCII: the two show as \u0000 and \uffff
+    return _JSON.encode(_escaped(value)) if "\\u0000" in text or "\\uffff" in text else text
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace(_ESC, _ESC + _ESC).replace(_NUL, _ESC + "0")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def _loads(data: bytes | str) -> Any:
+    """A jsonb column's value as it was given to `_dumps` (the server sends U+FFFF unescaped)."""
+    value = json.loads(data)
+    escaped = _ESC.encode() in data if isinstance(data, bytes) else _ESC in data
+    return _unescaped(value) if escaped else value
+
+
+def _unescaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ESCAPES.sub(lambda m: _ESC if m[1] == _ESC else _NUL, value) if _ESC in value else value
+    if isinstance(value, dict):
+        return {_unescaped(k): _unescaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescaped(v) for v in value]
+    return value
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Each pooled connection reads jsonb through `_loads`."""
+    set_json_loads(_loads, conn)
 
 
 def _read_event(service: PostgresSessionService, session_id: str, seq: int, data: str) -> Event:
@@ -481,20 +545,25 @@ def _read_event(service: PostgresSessionService, session_id: str, seq: int, data
         ) from exc
 
 
+# The libpq parameters that are secrets: the login's password, and the one that decrypts the SSL key.
+_SECRETS = ("password", "sslpassword")
+
+
 def _shown(dsn: str) -> str:
-    """The DSN without its password, for reprs and errors."""
+    """The DSN without its secrets, for reprs and errors (whether they came in a URL or as key=value)."""
     try:
         params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return "<an unreadable DSN>"
-    params.pop("password", None)
-    return make_conninfo("", **{k: v for k, v in params.items() if v is not None})
+    return make_conninfo("", **{k: v for k, v in params.items() if v is not None and k not in _SECRETS})
 
 
 def _hide(dsn: str, text: str) -> str:
-    """`text` with the DSN's password, should a server message echo it, blotted out."""
+    """`text` with the DSN's secrets, should a server message echo one, blotted out."""
     try:
-        password = conninfo_to_dict(dsn).get("password")
+        params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return text
-    return text.replace(str(password), "***") if password else text
+    for secret in (str(params[k]) for k in _SECRETS if params.get(k)):
+        text = text.replace(secret, "***")
+    return text

@@ -1,37 +1,15 @@
-"""The session services under contract: in memory, SQLite, and PostgreSQL on a real server.
-
-`postgres_dsn` starts one PostgreSQL for the whole test session (tests/postgres_server.py);
-each test gets a schema of its own in it, so tests never see each other's tables. Without an
-installed server the PostgreSQL cases skip, unless ADK_POSTGRES_REQUIRED=1 (CI) makes them fail.
-"""
+"""The session services under contract: in memory, SQLite, and PostgreSQL on a real server
+(`postgres_dsn`, see tests/session_stores.py)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from postgres_server import find_bin, postgres_server
-from session_stores import Store, fresh_schema
+from session_stores import Store, fresh_schema, postgres_dsn  # noqa: F401 - a fixture
 
-REQUIRED = os.environ.get("ADK_POSTGRES_REQUIRED", "") not in ("", "0")
 KINDS = ["memory", "sqlite", "postgres"]
-
-
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    bin_dir = find_bin()
-    if bin_dir is None:
-        reason = "no PostgreSQL server installed (apt-get install postgresql)"
-        if REQUIRED:
-            pytest.fail(
-                f"PostgreSQL required (ADK_POSTGRES_REQUIRED=1) but {reason}",
-                pytrace=False,
-            )
-        pytest.skip(reason)
-    with postgres_server(bin_dir) as dsn:
-        yield dsn
 
 
 @pytest.fixture(params=KINDS)

@@ -25,6 +25,7 @@ from adk_notebook import (
     Event,
     EventActions,
     FunctionCall,
+    FunctionResponse,
     LlmAgent,
     Part,
     Runner,
@@ -172,6 +173,40 @@ async def test_none_is_stored_as_null(store: Store) -> None:
     await store.service.append_event(session, Event("agent", actions=EventActions(state_delta=delta)))
     got = await store.reopen().get(app_name=APP, user_id="u1", session_id=session.id)
     assert got.state == {"a": None, "user:b": None}
+
+
+async def test_nul_characters_in_state_and_events_are_kept_exactly(store: Store) -> None:
+    # U+0000 is valid JSON ("\u0000") but no PostgreSQL text or jsonb value can hold it; whatever
+    # a store does to keep it must give back exactly what went in, look-alikes of its escape included.
+    tricky = ["a\x00b", "\x00", "\uffff0", "\uffff\uffff", "\uffff\x00", "\\u0000", "plain"]
+    nested = {"k\x00": tricky, "deep": {"\x00": {"x": "\x00\x00"}}}
+    state = {"s\x00": nested, "app:a\x00": tricky, "user:u\x00": "\x00", "plain": 1}
+    session = await store.service.create(app_name=APP, user_id="u1", state=state)
+    call = FunctionCall("look\x00up", {"q\x00": "a\x00b", "list": tricky}, id="call-\x00")
+    answer = {"result": "x\x00y", "more": nested}
+    delta = {"app:n\x00": nested, "user:v": "\uffff0", "s2": {"\x00": "\x00"}}
+    events = [
+        Event("user", Content.user("hi\x00there")),
+        Event("agent", Content("model", [Part(function_call=call)])),
+        Event(
+            "agent",
+            Content("tool", [Part(function_response=FunctionResponse(call.name, answer, id=call.id))]),
+            actions=EventActions(state_delta=delta),
+        ),
+        Event("agent", Content.model("\x00 done \uffff0")),
+    ]
+    for event in events:
+        await store.service.append_event(session, event)
+    live = list(session.events)
+    expected = {**state, **delta}
+    assert session.state == expected
+
+    service = store.reopen()
+    got = await service.get(app_name=APP, user_id="u1", session_id=session.id)
+    assert got is not None and got.events == live and got.state == expected
+    assert [s.state for s in await service.list(app_name=APP, user_id="u1")] == [expected]
+    sibling = await service.create(app_name=APP, user_id="u1")
+    assert sibling.state == {"app:a\x00": tricky, "app:n\x00": nested, "user:u\x00": "\x00", "user:v": "\uffff0"}
 
 
 async def test_event_for_a_deleted_session_is_dropped(store: Store) -> None:

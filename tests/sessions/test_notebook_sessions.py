@@ -99,6 +99,22 @@ def test_a_url_that_names_no_store_is_one_clear_line(shell: Any, capsys: pytest.
     assert "hunter2" not in out, "a password in a URL is never shown"
 
 
+def test_the_store_a_url_names_is_shown_without_its_secrets(
+    shell: Any, postgres_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The test server trusts loopback logins (the password goes unused) and has no SSL (so has sslpassword).
+    url = fresh_schema(postgres_dsn) + "&password=pw-secret-41d2&sslpassword=ssl-secret-8b0c"
+    start(shell)
+    capsys.readouterr()
+    shown = [run(shell, f"%adk sessions --use {url}")._repr_mimebundle_()]
+    run(shell, "%%chat weather_bot --session s1 --state user_name=Ana\nHi")
+    shown.append(run(shell, "%adk sessions")._repr_mimebundle_())
+    out = capsys.readouterr()
+    text = f"{shown} {out.out} {out.err}"
+    assert "PostgresSessionService(" in text and "127.0.0.1" in text
+    assert "pw-secret-41d2" not in text and "ssl-secret-8b0c" not in text, text
+
+
 KERNEL_CELLS = [
     "%load_ext adk_notebook",
     "from adk_notebook import ScriptedModel\nmodel = ScriptedModel([{answer!r}])",

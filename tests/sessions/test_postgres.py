@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 
 import psycopg
 import pytest
+from postgres_server import free_port
 from session_stores import fresh_schema
 
 from adk_notebook import AdkError, Event, EventActions, PostgresSessionService
@@ -66,10 +66,7 @@ async def test_temp_values_never_reach_the_database(postgres_dsn: str) -> None:
 
 
 async def test_a_server_that_does_not_answer_is_a_clear_error_without_the_password() -> None:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    service = PostgresSessionService(f"postgresql://adk:hunter2@127.0.0.1:{port}/agents", timeout=1)
+    service = PostgresSessionService(f"postgresql://adk:hunter2@127.0.0.1:{free_port()}/agents", timeout=1)
     assert "hunter2" not in repr(service) and "127.0.0.1" in repr(service)
     with pytest.raises(AdkError) as caught:
         await service.create(app_name="a", user_id="u")
