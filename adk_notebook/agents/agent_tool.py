@@ -7,6 +7,7 @@ parent's state and the call's `request`. Its state and artifact deltas reach the
 are stored with the function response); its events stream live to the parent run as partial
 events marked `metadata["parent_call_id"]`, so a view can show them inside the tool card, but
 the parent session stores only the function response: `{"result": <the child's answer>}`.
+
 """
 
 from __future__ import annotations
@@ -60,7 +61,15 @@ class AgentTool(Tool):
         request = Content.user(args["request"])
         state = {k: v for k, v in parent.session.state.items() if not k.startswith(TEMP_PREFIX)}
         session = Session(parent.session.id, parent.session.app_name, parent.session.user_id, state)
-        child = replace(parent, session=session, user_content=request, span=ctx.span)  # its trace nests under this call
+        # Its trace nests under this call; its model calls count against the run's limits (the
+        # budget is shared); transfers inside it are its own (no chain of the caller's runs it).
+        child = replace(
+            parent,
+            session=session,
+            user_content=request,
+            span=ctx.span,
+            handoff=None,
+        )
         session.events.append(Event("user", request, child.invocation_id))
         answer: Any = None
         async with aclosing(self.agent.invoke(child)) as events:

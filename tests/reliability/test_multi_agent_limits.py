@@ -1,0 +1,208 @@
+"""Multi-agent limits: a run's limits hold for the whole run, whatever shape its agents take.
+
+- `RunConfig(max_llm_calls=)` counts every model call of the run (loops, transfers, agents used
+  as tools, nested), as google-adk counts them per invocation: N calls are made, the next is
+  refused with AdkError ``max_llm_calls_exceeded``.
+- Agents that hand the conversation to each other for ever stop at `RunConfig(max_transfers=)`
+  with AdkError ``max_transfers_exceeded``, never RecursionError: a transfer does not nest.
+- MapAgent's work per item does not grow with the number of items.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from adk_notebook import (
+    AdkError,
+    Agent,
+    AgentTool,
+    Event,
+    FunctionCall,
+    FunctionModel,
+    InMemorySessionService,
+    LlmAgent,
+    LlmRequest,
+    LoopAgent,
+    RunConfig,
+    Runner,
+    SequentialAgent,
+)
+
+FAMILY = "multi-agent limits"
+RUNAWAY = 40  # a model asked more often than this means a limit did not hold
+
+
+class Counted:
+    """One model shared by every agent of a test: it answers with `answer(request)` and counts the calls."""
+
+    def __init__(self, answer: Callable[[LlmRequest], Any]) -> None:
+        self.calls = 0
+        self.model = FunctionModel(self._answer, name="counted")
+        self._reply = answer
+
+    def _answer(self, request: LlmRequest) -> Any:
+        self.calls += 1
+        if self.calls > RUNAWAY:
+            return AssertionError(f"the model was called {self.calls} times: no limit stopped the run")
+        return self._reply(request)
+
+
+def _transfer(to: str) -> Any:
+    return FunctionCall("transfer_to_agent", {"agent_name": to})
+
+
+def _ping_pong_answer(request: LlmRequest) -> Any:
+    """desk's model hands over to billing, billing's back to desk (each sees where it may go)."""
+    return _transfer("billing" if "billing:" in request.tools[0].description else "desk")
+
+
+def _ask_helper(request: LlmRequest) -> Any:
+    """The lead asks its `helper` tool; the helper (offered no tools) answers."""
+    if any(d.name == "helper" for d in request.tools):
+        return FunctionCall("helper", {"request": "more"})
+    return "a fact"
+
+
+def loop() -> tuple[Counted, Agent]:
+    counted = Counted(lambda request: "again")
+    return counted, LoopAgent(name="refine", sub_agents=[LlmAgent(name="critic", model=counted.model)])
+
+
+def transfers() -> tuple[Counted, Agent]:
+    counted = Counted(_ping_pong_answer)
+    billing = LlmAgent(name="billing", model=counted.model)
+    return counted, LlmAgent(name="desk", model=counted.model, sub_agents=[billing])
+
+
+def agent_tool() -> tuple[Counted, Agent]:
+    counted = Counted(_ask_helper)
+    helper = LlmAgent(name="helper", model=counted.model)
+    return counted, LlmAgent(name="lead", model=counted.model, tools=[AgentTool(helper)])
+
+
+def nested() -> tuple[Counted, Agent]:
+    """A loop around a pipeline whose first agent asks another agent as a tool."""
+    counted = Counted(_ask_helper)
+    helper = LlmAgent(name="helper", model=counted.model)
+    lead = LlmAgent(name="lead", model=counted.model, tools=[AgentTool(helper)])
+    closer = LlmAgent(name="closer", model=counted.model)
+    return counted, LoopAgent(name="outer", sub_agents=[SequentialAgent(name="pipeline", sub_agents=[lead, closer])])
+
+
+SHAPES = {"loop": loop, "transfers": transfers, "agent tool": agent_tool, "nested": nested}
+
+
+async def _run(agent: Agent, **config: Any) -> tuple[Runner, str, list[Event]]:
+    """Run `agent` once on "go"; the runner, the session id and the events it streamed (it may raise)."""
+    runner = Runner(app_name="app", agent=agent, session_service=InMemorySessionService())
+    session = await runner.session_service.create(app_name="app", user_id="u")
+    events: list[Event] = []
+    async for event in runner.run(user_id="u", session_id=session.id, content="go", run_config=RunConfig(**config)):
+        events.append(event)
+    return runner, session.id, events
+
+
+async def _unanswered(runner: Runner, session_id: str) -> list[str]:
+    """The stored function calls without a stored response: a consistent session has none."""
+    session = await runner.session_service.get(app_name="app", user_id="u", session_id=session_id)
+    assert session is not None
+    answered = {r.id for e in session.events for r in e.function_responses()}
+    return [c.name for e in session.events for c in e.function_calls() if c.id not in answered]
+
+
+# -- max_llm_calls is the run's ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_max_llm_calls_limits_the_whole_run(shape: str, tally: Any) -> None:
+    counted, agent = SHAPES[shape]()
+    with tally.case(f"{FAMILY}: max_llm_calls=3 over a {shape}"):
+        with pytest.raises(AdkError) as caught:
+            await _run(agent, max_llm_calls=3)
+        assert counted.calls == 3, f"{counted.calls} model calls were made under max_llm_calls=3"
+        error = caught.value
+        assert (error.component, error.code) == ("agent", "max_llm_calls_exceeded"), repr(error)
+        assert "max_llm_calls=3" in error.message
+
+
+async def test_a_run_within_max_llm_calls_ends_normally() -> None:
+    lead_answers = iter([FunctionCall("helper", {"request": "more"}), "done"])
+    helper = LlmAgent(name="helper", model=FunctionModel(lambda request: "a fact"))
+    lead = LlmAgent(name="lead", model=FunctionModel(lambda request: next(lead_answers)), tools=[AgentTool(helper)])
+    _, _, events = await _run(lead, max_llm_calls=3)  # lead, helper, lead: exactly the limit
+    assert _steps(events)[-1] == ("lead", "done")
+
+
+# -- endless transfers -------------------------------------------------------------------------------
+
+
+def _ping_pong(depths: list[int] | None = None, rounds: int | None = None) -> Agent:
+    """desk and billing hand the conversation to each other (for ever, or until `rounds` model
+    calls were made, then the one asked answers); `depths` gets the stack's depth at each call."""
+
+    def answer(request: LlmRequest) -> Any:
+        if depths is not None:
+            depths.append(_stack_depth())
+        if rounds is not None and len(model.requests) >= rounds:
+            return "done"
+        return _ping_pong_answer(request)
+
+    model = FunctionModel(answer)
+    return LlmAgent(name="desk", model=model, sub_agents=[LlmAgent(name="billing", model=model)])
+
+
+def _stack_depth() -> int:
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
+async def test_endless_transfers_end_with_a_clear_error(tally: Any) -> None:
+    with tally.case(f"{FAMILY}: endless transfers, default RunConfig"):
+        runner = Runner(app_name="app", agent=_ping_pong(), session_service=InMemorySessionService())
+        session = await runner.session_service.create(app_name="app", user_id="u")
+        transferred = 0
+        with pytest.raises(AdkError) as caught:
+            async for event in runner.run(user_id="u", session_id=session.id, content="go"):
+                transferred += not event.partial and event.actions.transfer_to_agent is not None
+        error = caught.value
+        assert (error.component, error.code) == ("agent", "max_transfers_exceeded"), repr(error)
+        limit = RunConfig().max_transfers
+        assert f"max_transfers={limit}" in error.message and "'billing'" in error.message
+        assert transferred == limit + 1  # the transfer past the limit is stored, answered, and refused
+        assert await _unanswered(runner, session.id) == []
+
+
+async def test_a_transfer_does_not_deepen_the_stack(tally: Any) -> None:
+    depths: list[int] = []
+    with tally.case(f"{FAMILY}: 80 transfers, stack depth"):
+        _, _, events = await _run(_ping_pong(depths, rounds=81))
+        assert _steps(events)[-1] == ("desk", "done") and len(depths) == 81
+        # desk runs the chain; billing and desk again run inside it, one level down, however often
+        assert max(depths[1:]) == max(depths[1:3]), f"the stack grew from {depths[1]} to {max(depths)} frames"
+
+
+async def test_a_transfer_back_runs_the_agent_at_once_and_its_answer_ends_the_run() -> None:
+    answers = iter([_transfer("billing"), _transfer("desk"), "desk again"])
+    model = FunctionModel(lambda request: next(answers))
+    desk = LlmAgent(name="desk", model=model, sub_agents=[LlmAgent(name="billing", model=model)])
+    _, _, events = await _run(desk)
+    assert _steps(events) == [("desk", "-> billing"), ("billing", "-> desk"), ("desk", "desk again")]
+
+
+def _steps(events: list[Event]) -> list[tuple[str, str]]:
+    """(author, what it did) of each stored answer and transfer."""
+    steps = []
+    for event in events:
+        if event.partial or event.author == "user":
+            continue
+        if event.actions.transfer_to_agent is not None:
+            steps.append((event.author, f"-> {event.actions.transfer_to_agent}"))
+        elif event.text:
+            steps.append((event.author, event.text))
+    return steps
