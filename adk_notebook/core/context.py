@@ -78,6 +78,7 @@ class InvocationContext:
         budget: What the run has spent of its limits (shared: contexts made from this one
             with `replace` keep the same budget).
         handoff: The chain of transfers running this agent, if any (see `agents/transfer.py`).
+        agent_tool_depth: How many AgentTool calls this invocation runs inside (0: none).
     """
 
     session: Session
@@ -92,6 +93,7 @@ class InvocationContext:
     span: Span = field(default_factory=lambda: Span(name="detached", kind="run"))
     budget: RunBudget = field(default_factory=RunBudget)
     handoff: Handoff | None = None
+    agent_tool_depth: int = 0
     ended: bool = False
 
     @property

@@ -3,6 +3,8 @@
 - `RunConfig(max_llm_calls=)` counts every model call of the run (loops, transfers, agents used
   as tools, nested), as google-adk counts them per invocation: N calls are made, the next is
   refused with AdkError ``max_llm_calls_exceeded``.
+- An agent that reaches itself through `AgentTool` stops at the run's `time_limit` and at a
+  cancel, and the session keeps every call answered; the calls nest at most `MAX_DEPTH` deep.
 - Agents that hand the conversation to each other for ever stop at `RunConfig(max_transfers=)`
   with AdkError ``max_transfers_exceeded``, never RecursionError: a transfer does not nest.
 - MapAgent's work per item does not grow with the number of items.
@@ -10,7 +12,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,9 +36,11 @@ from adk_notebook import (
     Runner,
     SequentialAgent,
 )
+from adk_notebook.agents.agent_tool import MAX_DEPTH
 
 FAMILY = "multi-agent limits"
 RUNAWAY = 40  # a model asked more often than this means a limit did not hold
+SLACK = 1.5  # seconds: these machines are shared
 
 
 class Counted:
@@ -135,6 +142,95 @@ async def test_a_run_within_max_llm_calls_ends_normally() -> None:
     lead = LlmAgent(name="lead", model=FunctionModel(lambda request: next(lead_answers)), tools=[AgentTool(helper)])
     _, _, events = await _run(lead, max_llm_calls=3)  # lead, helper, lead: exactly the limit
     assert _steps(events)[-1] == ("lead", "done")
+
+
+# -- an agent that reaches itself through AgentTool ------------------------------------------------
+
+
+def _self_tool() -> Agent:
+    """`echo` has itself as a tool, and its model always calls it."""
+    echo = LlmAgent(name="echo", model=_asks("echo"))
+    echo.tools.append(AgentTool(echo))
+    return echo
+
+
+def _asks(other: str) -> FunctionModel:
+    return FunctionModel(lambda request: FunctionCall(other, {"request": "again"}))
+
+
+def _round_trip() -> Agent:
+    """`ping` asks `pong` as a tool, which asks `ping`, and so on."""
+    ping = LlmAgent(name="ping", model=_asks("pong"))
+    pong = LlmAgent(name="pong", model=_asks("ping"), tools=[AgentTool(ping)])
+    ping.tools.append(AgentTool(pong))
+    return ping
+
+
+RECURSIONS = {"A has AgentTool(A)": _self_tool, "A -> AgentTool(B) -> AgentTool(A)": _round_trip}
+
+
+@pytest.mark.parametrize("shape", list(RECURSIONS))
+async def test_a_recursive_agent_tool_stops_at_the_run_time_limit(shape: str, tally: Any) -> None:
+    limit = 1.0
+    with tally.case(f"{FAMILY}: {shape} under time_limit"):
+        started = time.perf_counter()
+        runner = Runner(app_name="app", agent=RECURSIONS[shape](), session_service=InMemorySessionService())
+        session = await runner.session_service.create(app_name="app", user_id="u")
+        with pytest.raises(AdkError) as caught:
+            async for _ in runner.run(
+                user_id="u", session_id=session.id, content="go", run_config=RunConfig(time_limit=limit)
+            ):
+                pass
+        took = time.perf_counter() - started
+        assert (caught.value.category.value, caught.value.code) == ("timeout", "run_time_limit"), repr(caught.value)
+        assert took < limit + SLACK, f"the run took {took:.2f} s under time_limit={limit}"
+        assert await _unanswered(runner, session.id) == []
+
+
+@pytest.mark.parametrize("shape", list(RECURSIONS))
+async def test_a_recursive_agent_tool_stops_at_cancel(shape: str, tally: Any) -> None:
+    with tally.case(f"{FAMILY}: {shape} cancelled"):
+        runner = Runner(app_name="app", agent=RECURSIONS[shape](), session_service=InMemorySessionService())
+        session = await runner.session_service.create(app_name="app", user_id="u")
+
+        async def consume() -> None:
+            async for _ in runner.run(user_id="u", session_id=session.id, content="go"):
+                pass
+
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0.5)
+        assert not task.done(), task  # still recursing
+        started = time.perf_counter()
+        assert runner.cancel(user_id="u", session_id=session.id)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, SLACK)
+        took = time.perf_counter() - started
+        assert task.cancelled(), task
+        assert took < SLACK, f"the run took {took:.2f} s to stop after cancel"
+        assert await _unanswered(runner, session.id) == []
+        assert not runner.cancel(user_id="u", session_id=session.id)  # the session is free again
+
+
+async def test_agent_tool_calls_nest_at_most_max_depth_and_the_model_hears_why(tally: Any) -> None:
+    asked = 0
+
+    def answer(request: LlmRequest) -> Any:
+        """Ask itself once per level; then answer with what it heard (the refusal, passed up)."""
+        nonlocal asked
+        heard = request.contents[-1].parts[0].function_response
+        if heard is not None:
+            return heard.response.get("result") or f"stopped: {heard.response['error']}"
+        asked += 1
+        return FunctionCall("echo", {"request": "again"})
+
+    echo = LlmAgent(name="echo", model=FunctionModel(answer))
+    echo.tools.append(AgentTool(echo))
+    with tally.case(f"{FAMILY}: A has AgentTool(A), no limits set"):
+        runner, session_id, events = await asyncio.wait_for(_run(echo), 30)
+        assert asked == MAX_DEPTH + 1  # the root's call, then one per level; the last is refused
+        final = _steps(events)[-1][1]
+        assert final.startswith("stopped: ") and f"nested {MAX_DEPTH} deep" in final, final
+        assert await _unanswered(runner, session_id) == []
 
 
 # -- endless transfers -------------------------------------------------------------------------------
