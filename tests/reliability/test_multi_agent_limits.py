@@ -7,7 +7,8 @@
   cancel, and the session keeps every call answered; the calls nest at most `MAX_DEPTH` deep.
 - Agents that hand the conversation to each other for ever stop at `RunConfig(max_transfers=)`
   with AdkError ``max_transfers_exceeded``, never RecursionError: a transfer does not nest.
-- MapAgent's work per item does not grow with the number of items.
+- MapAgent's work per item does not grow with the number of items: counted as the Python calls
+  a run makes (exact and repeatable, where wall time on a shared machine is not).
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from adk_notebook import (
     LlmAgent,
     LlmRequest,
     LoopAgent,
+    MapAgent,
     RunConfig,
     Runner,
     SequentialAgent,
+    tool,
 )
 from adk_notebook.agents.agent_tool import MAX_DEPTH
 
@@ -302,3 +305,56 @@ def _steps(events: list[Event]) -> list[tuple[str, str]]:
         elif event.text:
             steps.append((event.author, event.text))
     return steps
+
+
+# -- MapAgent scales linearly ------------------------------------------------------------------------
+
+
+@tool
+async def lookup(query: str) -> dict:
+    """Look something up.
+
+    Args:
+        query: What to look up.
+    """
+    return {"found": query}
+
+
+def _look_then_summarize(request: LlmRequest) -> Any:
+    if request.contents[-1].role == "tool":
+        return "a short summary"
+    return FunctionCall("lookup", {"query": "x"})
+
+
+async def _python_calls_of_a_map(items: int, max_concurrency: int | None) -> int:
+    """The Python function calls one MapAgent run over `items` items makes (each item: a tool call, then an answer)."""
+    worker = LlmAgent(
+        name="worker", model=FunctionModel(_look_then_summarize), instruction="Summarize {temp:item}.", tools=[lookup]
+    )
+    each = MapAgent(name="each", sub_agent=worker, items_key="docs", output_key="out", max_concurrency=max_concurrency)
+    runner = Runner(app_name="app", agent=each, session_service=InMemorySessionService())
+    session = await runner.session_service.create(app_name="app", user_id="u", state={"docs": list(range(items))})
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(count)
+    try:
+        async for _ in runner.run(user_id="u", session_id=session.id, content="go"):
+            pass
+    finally:
+        sys.setprofile(None)
+    stored = await runner.session_service.get(app_name="app", user_id="u", session_id=session.id)
+    assert stored is not None and stored.state["out"] == ["a short summary"] * items
+    return calls
+
+
+@pytest.mark.parametrize("max_concurrency", [None, 4])
+async def test_a_map_of_4x_the_items_does_4x_the_work(max_concurrency: int | None, tally: Any) -> None:
+    with tally.case(f"{FAMILY}: MapAgent 100 vs 400 items, max_concurrency={max_concurrency}"):
+        small = await _python_calls_of_a_map(100, max_concurrency)
+        large = await _python_calls_of_a_map(400, max_concurrency)
+        # linear: 4x, plus a little; each model call reading every sibling's events made it ~7x
+        assert large / small < 4.5, f"100 items: {small} calls, 400 items: {large} calls ({large / small:.1f}x)"
