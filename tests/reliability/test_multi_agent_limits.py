@@ -34,6 +34,7 @@ from adk_notebook import (
     LlmRequest,
     LoopAgent,
     MapAgent,
+    ParallelAgent,
     RunConfig,
     Runner,
     SequentialAgent,
@@ -94,6 +95,13 @@ def agent_tool() -> tuple[Counted, Agent]:
     return counted, LlmAgent(name="lead", model=counted.model, tools=[AgentTool(helper)])
 
 
+def parallel() -> tuple[Counted, Agent]:
+    counted = Counted(lambda request: "an opinion")
+    return counted, ParallelAgent(
+        name="panel", sub_agents=[LlmAgent(name=f"p{i}", model=counted.model) for i in range(5)]
+    )
+
+
 def nested() -> tuple[Counted, Agent]:
     """A loop around a pipeline whose first agent asks another agent as a tool."""
     counted = Counted(_ask_helper)
@@ -103,7 +111,7 @@ def nested() -> tuple[Counted, Agent]:
     return counted, LoopAgent(name="outer", sub_agents=[SequentialAgent(name="pipeline", sub_agents=[lead, closer])])
 
 
-SHAPES = {"loop": loop, "transfers": transfers, "agent tool": agent_tool, "nested": nested}
+SHAPES = {"loop": loop, "transfers": transfers, "agent tool": agent_tool, "parallel": parallel, "nested": nested}
 
 
 async def _run(agent: Agent, **config: Any) -> tuple[Runner, str, list[Event]]:
