@@ -7,6 +7,11 @@ parent's state and the call's `request`. Its state and artifact deltas reach the
 are stored with the function response); its events stream live to the parent run as partial
 events marked `metadata["parent_call_id"]`, so a view can show them inside the tool card, but
 the parent session stores only the function response: `{"result": <the child's answer>}`.
+
+An agent may reach itself this way (A has AgentTool(A), or A -> B -> A): each call nests one
+level deeper, so calls nest at most `MAX_DEPTH` levels; a call past it is refused with an error
+response the model reads (``agent_tool_too_deep``). Unbounded, a recursion outran a cancel (it
+unwinds the levels one by one while the deepest added more) and its trace overflowed the stack.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.content import Content
+from ..core.errors import AdkError
 from ..core.events import Event
 from ..core.session import Session
 from ..core.state import TEMP_PREFIX
@@ -25,7 +31,9 @@ from .base import Agent
 if TYPE_CHECKING:
     from ..core.context import ToolContext
 
-__all__ = ["AgentTool"]
+__all__ = ["MAX_DEPTH", "AgentTool"]
+
+MAX_DEPTH = 16  # AgentTool calls inside AgentTool calls: far more than a design needs, well below the stack's limit
 
 
 class AgentTool(Tool):
@@ -57,10 +65,27 @@ class AgentTool(Tool):
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         parent = ctx.invocation
+        if parent.agent_tool_depth >= MAX_DEPTH:
+            raise AdkError.tool(
+                f"Agent {self.agent.name!r} was not asked: agents used as tools are already nested {MAX_DEPTH} deep "
+                f"(at most {MAX_DEPTH}), so an agent keeps reaching itself through AgentTool. Answer without "
+                f"calling {self.name!r}.",
+                code="agent_tool_too_deep",
+                category="invalid_input",
+            )
         request = Content.user(args["request"])
         state = {k: v for k, v in parent.session.state.items() if not k.startswith(TEMP_PREFIX)}
         session = Session(parent.session.id, parent.session.app_name, parent.session.user_id, state)
-        child = replace(parent, session=session, user_content=request, span=ctx.span)  # its trace nests under this call
+        # Its trace nests under this call; its model calls count against the run's limits (the
+        # budget is shared); transfers inside it are its own (no chain of the caller's runs it).
+        child = replace(
+            parent,
+            session=session,
+            user_content=request,
+            span=ctx.span,
+            handoff=None,
+            agent_tool_depth=parent.agent_tool_depth + 1,
+        )
         session.events.append(Event("user", request, child.invocation_id))
         answer: Any = None
         async with aclosing(self.agent.invoke(child)) as events:

@@ -197,9 +197,8 @@ class LlmAgent(Agent):
         after_model = plugin_chain(ctx.plugins, "after_model_callback", self.after_model_callback)
         answered_by = ctx.span.model = model_id(model)
         chat = "chat " + answered_by.rpartition(":")[2]  # the span's name: the model without its provider
-        limit = self._model_call_limit(ctx)
         schema_retries = 0
-        for _ in range(limit):
+        for _ in range(self.max_iterations):
             if ctx.ended:
                 break
             # 1. request
@@ -210,6 +209,7 @@ class LlmAgent(Agent):
             try:
                 response = await before_model(cb_ctx, request) if before_model else None
                 if response is None:
+                    ctx.count_llm_call()  # RunConfig.max_llm_calls: the run's, shared by all its agents
                     chunk, name, invocation_id = Event.chunk, self.name, ctx.invocation_id  # locals: once per chunk
                     mend = chunk_mender()  # an emoji split across two chunks: its halves meet
                     async for response in model.generate_content(request, stream=ctx.run_config.streaming):
@@ -274,7 +274,7 @@ class LlmAgent(Agent):
                 metadata={"kind": "output_schema_retry"},
             )
         else:
-            raise self._out_of_iterations(ctx, limit)
+            raise self._out_of_iterations()
 
     async def build_request(
         self, ctx: InvocationContext, tools: Mapping[str, Tool] | None = None, *, model_name: str | None = None
@@ -308,10 +308,6 @@ class LlmAgent(Agent):
         )
 
     # -- the steps' parts ----------------------------------------------------------------------
-    def _model_call_limit(self, ctx: InvocationContext) -> int:
-        limit = ctx.run_config.max_llm_calls
-        return self.max_iterations if limit is None else min(self.max_iterations, limit)
-
     def _accept(self, event: Event) -> str | None:
         """Take a text answer as the final one (its output value, its `output_key`); or say why
         it does not match the output schema."""
@@ -325,11 +321,10 @@ class LlmAgent(Agent):
             event.actions.state_delta[self.output_key] = value
         return None
 
-    def _out_of_iterations(self, ctx: InvocationContext, limit: int) -> AdkError:
+    def _out_of_iterations(self) -> AdkError:
         return AdkError.agent(
-            f"Agent {self.name!r} made {limit} model calls without a final answer (max_iterations={self.max_iterations}"
-            + (f", max_llm_calls={ctx.run_config.max_llm_calls}" if ctx.run_config.max_llm_calls is not None else "")
-            + "). The model keeps calling tools: check the tool results it gets, or raise the limit.",
+            f"Agent {self.name!r} made {self.max_iterations} model calls without a final answer (max_iterations="
+            f"{self.max_iterations}). The model keeps calling tools: check the tool results it gets, or raise the limit.",
             code="max_iterations_exceeded",
             category="cancelled",
         )

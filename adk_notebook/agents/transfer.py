@@ -4,7 +4,9 @@
 sub-agents, its parent and its peers (when the parent is an LLM agent too, and unless
 `disallow_transfer_to_parent/peers`). The tool only records `actions.transfer_to_agent`; the
 agent that called it then runs the target at once, in the same invocation (`transfer`). An
-unknown name is an error response the model reads, and the run goes on.
+unknown name is an error response the model reads, and the run goes on. Transfers do not nest
+(agents handing the conversation back and forth would grow the stack until RecursionError):
+the first agent of a chain runs each target in turn, and `RunConfig(max_transfers=)` bounds it.
 
 `exit_loop` sets `actions.escalate`: the innermost `LoopAgent` around the caller stops.
 """
@@ -12,6 +14,8 @@ unknown name is an error response the model reads, and the run goes on.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import AdkError
@@ -25,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TRANSFER_TOOL_NAME",
     "ExitLoopTool",
+    "Handoff",
     "TransferToAgentTool",
     "exit_loop",
     "transfer",
@@ -82,8 +87,21 @@ class TransferToAgentTool(Tool):
         return {"transferred_to": name}
 
 
+@dataclass(slots=True, eq=False)
+class Handoff:
+    """A chain of transfers in progress: the agent it runs now, and where that one handed over."""
+
+    running: Agent
+    next: Agent | None = None
+
+
 async def transfer(source: Agent, target_name: str, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-    """Run the agent `source` transferred to, at once and in the same invocation."""
+    """Run the agent `source` transferred to, at once and in the same invocation.
+
+    When a chain of transfers runs `source` (it was itself a target), `source` only tells the
+    chain where to go, and its turn ends; otherwise `source` starts a chain here and runs the
+    targets one after another, so the stack stays as deep however often the agents hand over.
+    """
     target = transfer_targets(source).get(target_name)
     if target is None:  # set by hand in a callback: the same check the tool makes
         raise AdkError.agent(
@@ -92,8 +110,18 @@ async def transfer(source: Agent, target_name: str, ctx: InvocationContext) -> A
             code="unknown_agent",
             category="invalid_input",
         )
-    async for event in target.invoke(ctx):
-        yield event
+    ctx.count_transfer(source.name, target.name)
+    if ctx.handoff is not None and ctx.handoff.running is source:
+        ctx.handoff.next = target
+        return
+    chain = Handoff(target)
+    while True:
+        async with aclosing(chain.running.invoke(replace(ctx, handoff=chain))) as events:
+            async for event in events:
+                yield event
+        if chain.next is None:
+            return
+        chain.running, chain.next = chain.next, None
 
 
 class ExitLoopTool(Tool):

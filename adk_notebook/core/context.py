@@ -25,11 +25,12 @@ from .state import TEMP_PREFIX, State
 from .trace import Span
 
 if TYPE_CHECKING:
+    from ..agents.transfer import Handoff
     from ..artifacts import BaseArtifactService
     from ..memory import BaseMemoryService
     from ..plugins.base import Plugin
 
-__all__ = ["COMPLETED", "CallbackContext", "InvocationContext", "ReadonlyContext", "ToolContext"]
+__all__ = ["COMPLETED", "CallbackContext", "InvocationContext", "ReadonlyContext", "RunBudget", "ToolContext"]
 
 
 class _Completed:
@@ -43,6 +44,18 @@ class _Completed:
 
 
 COMPLETED = _Completed()
+
+
+@dataclass(slots=True)
+class RunBudget:
+    """What a run has spent of its RunConfig limits: one per run, shared by every agent of it.
+
+    Workflow children, transfer targets and AgentTool children all count here, so
+    `max_llm_calls` and `max_transfers` bound the run, not one agent's turn.
+    """
+
+    llm_calls: int = 0
+    transfers: int = 0
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
@@ -62,6 +75,10 @@ class InvocationContext:
         plugins: The run's plugins, applied to every agent (see `plugins/base.py`).
         span: Where the running step records itself in the run's trace: the running agent's
             span while it runs (its model and tool calls open spans inside it).
+        budget: What the run has spent of its limits (shared: contexts made from this one
+            with `replace` keep the same budget).
+        handoff: The chain of transfers running this agent, if any (see `agents/transfer.py`).
+        agent_tool_depth: How many AgentTool calls this invocation runs inside (0: none).
     """
 
     session: Session
@@ -74,6 +91,9 @@ class InvocationContext:
     memory_service: BaseMemoryService | None = None
     plugins: tuple[Plugin, ...] = ()
     span: Span = field(default_factory=lambda: Span(name="detached", kind="run"))
+    budget: RunBudget = field(default_factory=RunBudget)
+    handoff: Handoff | None = None
+    agent_tool_depth: int = 0
     ended: bool = False
 
     @property
@@ -91,6 +111,32 @@ class InvocationContext:
     def end_invocation(self) -> None:
         """Ask the agent to stop after the current step."""
         self.ended = True
+
+    def count_llm_call(self) -> None:
+        """Count a model call the running agent is about to make; past `max_llm_calls`, refuse it."""
+        limit = self.run_config.max_llm_calls
+        if limit is not None and self.budget.llm_calls >= limit:
+            raise AdkError.agent(
+                f"The run made {self.budget.llm_calls} model calls, its limit (RunConfig max_llm_calls={limit}), "
+                f"and agent {self.agent_name!r} needed another. Loops, transfers and agents used as tools all "
+                "count: raise max_llm_calls, or give the loop or the transfers an end.",
+                code="max_llm_calls_exceeded",
+                category="cancelled",
+            )
+        self.budget.llm_calls += 1
+
+    def count_transfer(self, source: str, target: str) -> None:
+        """Count a transfer from `source` to `target`; past `max_transfers`, refuse it."""
+        limit = self.run_config.max_transfers
+        if limit is not None and self.budget.transfers >= limit:
+            raise AdkError.agent(
+                f"Agents handed the conversation to each other {self.budget.transfers} times in this run, its "
+                f"limit (RunConfig max_transfers={limit}), and {source!r} tried once more, to {target!r}. Tell "
+                "the agents when to answer instead of transferring, or raise max_transfers.",
+                code="max_transfers_exceeded",
+                category="cancelled",
+            )
+        self.budget.transfers += 1
 
     def clear_temp_state(self) -> None:
         """`temp:` keys live for one invocation only."""

@@ -140,6 +140,18 @@ class ErrorCode(StrEnum):
         "max_iterations_exceeded",
         "The agent called the model max_iterations times without a final answer. Raise max_iterations, or make the tools end the task.",
     )
+    MAX_LLM_CALLS_EXCEEDED = (
+        "max_llm_calls_exceeded",
+        "The run made RunConfig(max_llm_calls=...) model calls, counted over all its agents (loops, transfers, agents used as tools), and needed another. Raise max_llm_calls, or give the loop or the transfers an end.",
+    )
+    MAX_TRANSFERS_EXCEEDED = (
+        "max_transfers_exceeded",
+        "Agents handed the conversation to each other RunConfig(max_transfers=...) times in one run (100 by default) and tried once more. Tell them when to answer instead of transferring, or raise max_transfers.",
+    )
+    AGENT_TOOL_TOO_DEEP = (
+        "agent_tool_too_deep",
+        "(tool response) Agents used as tools (AgentTool) were already nested 16 deep, so an agent keeps reaching itself through AgentTool; the call was not made. The model is told to answer without it.",
+    )
     OUTPUT_SCHEMA_MISMATCH = (
         "output_schema_mismatch",
         "The final answer still did not fit output_schema after output_max_retries attempts; the message says why. Make the schema simpler or the instruction clearer.",

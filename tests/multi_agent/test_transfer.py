@@ -91,3 +91,26 @@ def _ctx(agent: LlmAgent):
             user_content=Content.user("x"),
         )
     )
+
+
+async def test_a_transfer_inside_a_workflow_a_transfer_reached_runs_there_and_the_workflow_goes_on() -> None:
+    """desk hands over to a pipeline; its first agent hands over to its own helper; then the pipeline's next agent runs."""
+    helper = LlmAgent(name="helper", model=ScriptedModel(["helped"]))
+    first = LlmAgent(
+        name="first",
+        model=ScriptedModel([FunctionCall("transfer_to_agent", {"agent_name": "helper"})]),
+        sub_agents=[helper],
+    )
+    second = LlmAgent(name="second", model=ScriptedModel(["second done"]))
+    pipeline = SequentialAgent(name="pipeline", sub_agents=[first, second], description="Does it in two steps")
+    desk = LlmAgent(
+        name="desk",
+        model=ScriptedModel([FunctionCall("transfer_to_agent", {"agent_name": "pipeline"})]),
+        sub_agents=[pipeline],
+    )
+    events, _, _ = await run(desk, "go")
+    transfers = [
+        (e.author, e.actions.transfer_to_agent) for e in events if not e.partial and e.actions.transfer_to_agent
+    ]
+    assert transfers == [("desk", "pipeline"), ("first", "helper")]
+    assert texts(events)[1:] == [("helper", "helped"), ("second", "second done")]
