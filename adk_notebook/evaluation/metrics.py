@@ -166,8 +166,11 @@ Reference answer:
 Agent's answer:
 {response}
 """
+# Linear in the judge's answer: possessive `*+` never gives whitespace back, and the bracket's
+# whitespace is only tried after a bracket. (`\s*\[?\s*` tried every split of a run of blanks
+# between its two `\s*`: quadratic, 12k blank lines after the label took 7 s, 200k half an hour.)
 _LABEL = re.compile(
-    r'"is_the_agent_response_valid"\s*:\s*\[?\s*"?(valid|invalid|true|false)',
+    r'"is_the_agent_response_valid"\s*+:\s*+(?:\[\s*+)?"?(valid|invalid|true|false)',
     re.IGNORECASE,
 )
 
