@@ -101,7 +101,8 @@ class ErrorCode(StrEnum):
     )
     INVALID_TRACE_FILE = (
         "invalid_trace_file",
-        "A line of a trace file is not a trace JSONL record (the message names the line). "
+        "A line of a trace file is not a trace: cut short, not JSON, or a field of the wrong type, such as a "
+        "start that is not a number (the message names the file, the line and the field). "
         "Read files JsonlTraceExporter wrote, or remove the broken line.",
     )
     INVALID_STRATEGY = (
