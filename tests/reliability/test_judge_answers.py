@@ -56,6 +56,6 @@ async def test_the_judge_answer_is_parsed_in_linear_time(
     metric = FinalResponseMatch(judge=ScriptedModel([answer]), samples=1)
     with tally.case(f"eval files: judge answer, {what}"):
         started = time.perf_counter()
-        with time_limit(20):  # linear: milliseconds; the old pattern needed hours for 200k lines
+        with time_limit(20):  # linear: milliseconds; the old pattern: 7 s for 12k lines, ~30 min for 200k
             assert await metric.score(expected, actual) == score
         print(f"{what}: {time.perf_counter() - started:.3f} s")
