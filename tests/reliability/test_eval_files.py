@@ -223,7 +223,7 @@ def test_a_damaged_eval_set_names_the_file_the_case_and_the_field(
     tmp_path: Path, tally: Any, what: str, name: str, text: str, fragments: list[str]
 ) -> None:
     path = written(tmp_path, name, text)
-    with tally.case(f"eval files: eval set, {what}"):
+    with tally.case("eval files: damaged .evalset.json / .test.json, refused naming case and field"):
         with pytest.raises(AdkError) as caught:
             EvalSet.load(path)
         assert_clear(caught.value, path, fragments)
@@ -235,7 +235,7 @@ def test_a_damaged_test_config_names_the_file_and_the_field(
 ) -> None:
     written(tmp_path, "home.evalset.json", json.dumps(EVALSET))
     config = written(tmp_path, "test_config.json", text)
-    with tally.case(f"eval files: test_config.json, {what}"):
+    with tally.case("eval files: damaged test_config.json, refused naming the field"):
         with pytest.raises(AdkError) as caught:
             EvalSet.load(tmp_path / "home.evalset.json")
         assert_clear(caught.value, config, fragments)
@@ -246,7 +246,7 @@ def test_every_problem_is_one_line_naming_the_file_and_the_case(tmp_path: Path, 
     data["eval_cases"][0]["conversation"] = "oops"
     data["eval_cases"][1]["conversation"][0]["intermediate_data"] = calls([{"name": "set_light", "args": 5}])
     path = written(tmp_path, "two.evalset.json", json.dumps(data))
-    with tally.case("eval files: two problems, two lines"):
+    with tally.case("eval files: damaged .evalset.json / .test.json, refused naming case and field"):
         with pytest.raises(AdkError) as caught:
             EvalSet.load(path)
         lines = caught.value.message.splitlines()
@@ -259,7 +259,7 @@ def test_every_problem_is_one_line_naming_the_file_and_the_case(tmp_path: Path, 
 def test_criteria_given_to_evaluate_are_checked_the_same_way(tmp_path: Path, tally: Any) -> None:
     path = written(tmp_path, "home.evalset.json", json.dumps(EVALSET))
     for bad in (float("nan"), -1, 2, True):
-        with tally.case("eval files: evaluate(criteria=...) threshold"):
+        with tally.case("eval files: damaged test_config.json, refused naming the field"):
             with pytest.raises(AdkError) as caught:
                 evaluate_sync(_no_agent, path, {"tool_trajectory_avg_score": bad})
             assert caught.value.code == "invalid_criteria"
@@ -271,7 +271,7 @@ def _no_agent() -> Any:
 
 
 def test_fields_google_adk_may_add_are_kept(tmp_path: Path, tally: Any) -> None:
-    with tally.case("eval files: unknown fields kept"):
+    with tally.case("eval files: fields google-adk may add, kept"):
         data = copy.deepcopy(EVALSET)
         data["eval_cases"][1]["rubrics"] = [{"rubric_id": "r1"}]
         data["eval_cases"][1]["conversation"][0]["app_details"] = {"agent_details": {}}

@@ -54,7 +54,7 @@ async def test_the_judge_answer_is_parsed_in_linear_time(
     expected = Invocation.build("Weather in Oslo?", "Sunny.")
     actual = Invocation.build("Weather in Oslo?", "It is sunny.")
     metric = FinalResponseMatch(judge=ScriptedModel([answer]), samples=1)
-    with tally.case(f"eval files: judge answer, {what}"):
+    with tally.case("eval files: hostile judge answers, parsed in linear time"):
         started = time.perf_counter()
         with time_limit(20):  # linear: milliseconds; the old pattern: 7 s for 12k lines, ~30 min for 200k
             assert await metric.score(expected, actual) == score

@@ -29,7 +29,7 @@ def open_report(name: str) -> dict:
 async def test_a_trace_holding_lone_surrogates_is_written_and_read_back(tmp_path: Path, tally: Any) -> None:
     path = tmp_path / "runs.jsonl"
     exporter = JsonlTraceExporter(path)
-    with tally.case("traces: JSONL, a tool error holding a lone surrogate"):
+    with tally.case("traces: JSONL runs holding lone surrogates, written and read back"):
         script = [FunctionCall("open_report", {"name": "q3"}), "It is missing."]
         agent = LlmAgent(name="reports", model=ScriptedModel(script), tools=[open_report])
         result = await agent.run_async("Open the Q3 report", plugins=[exporter])
@@ -37,7 +37,7 @@ async def test_a_trace_holding_lone_surrogates_is_written_and_read_back(tmp_path
         (trace,) = read_traces(path)
         (tool,) = trace.find("tool")
         assert tool.error_type == "FileNotFoundError" and "report-" in (tool.error_message or "")
-    with tally.case("traces: JSONL, a run failing with a lone surrogate"):
+    with tally.case("traces: JSONL runs holding lone surrogates, written and read back"):
         failing = LlmAgent(name="reports", model=ScriptedModel([RuntimeError("model down \ud800")]))
         with pytest.raises(RuntimeError, match="model down"):
             await failing.run_async("Hi", plugins=[exporter])
@@ -111,7 +111,7 @@ def test_a_damaged_trace_file_names_the_file_the_line_and_the_field(
     path = tmp_path / "runs.jsonl"
     damaged = line if isinstance(line, bytes) else line.encode("utf-8")
     path.write_bytes(LINE.encode() + b"\n" + damaged + b"\n" + LINE.encode() + b"\n")
-    with tally.case(f"traces: read_traces, {what}"):
+    with tally.case("traces: damaged trace lines, refused naming line and field"):
         with pytest.raises(AdkError) as caught:
             read_traces(path)
         message = caught.value.message
