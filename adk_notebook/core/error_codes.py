@@ -101,7 +101,8 @@ class ErrorCode(StrEnum):
     )
     INVALID_TRACE_FILE = (
         "invalid_trace_file",
-        "A line of a trace file is not a trace JSONL record (the message names the line). "
+        "A line of a trace file is not a trace: cut short, not JSON, or a field of the wrong type, such as a "
+        "start that is not a number (the message names the file, the line and the field). "
         "Read files JsonlTraceExporter wrote, or remove the broken line.",
     )
     INVALID_STRATEGY = (
@@ -590,11 +591,14 @@ class ErrorCode(StrEnum):
     # Evaluation
     INVALID_EVAL_SET = (
         "invalid_eval_set",
-        "An eval set file is not in google-adk's .test.json or .evalset.json shape (the message names the field). Fix the file.",
+        "An eval set file is empty, not JSON, or not in google-adk's .test.json or .evalset.json shape "
+        "(the message names the file, the case and the field, one line per problem). Fix the file.",
     )
     INVALID_CRITERIA = (
         "invalid_criteria",
-        "A criterion names an unknown metric or has a threshold that is not a number. Use a metric the message lists, or pass metrics={name: fn}.",
+        "A criterion (test_config.json or evaluate's criteria) names an unknown metric, has a threshold that is "
+        "not a number from 0 to 1, or an option of the wrong kind (match_type, num_samples); the message names "
+        "the file and the field. Fix the value, use a metric the message lists, or pass metrics={name: fn}.",
     )
     MISSING_THRESHOLD = (
         "missing_threshold",

@@ -5,7 +5,8 @@ too deeply for Python's parser (it raises RecursionError) is a `JsonTooDeep`, a 
 every other unusable text. `check_depth(value)` refuses a parsed value nested more than
 `MAX_DEPTH` deep, the bound on what the runtime keeps (tool arguments, output-schema answers):
 anything deeper would fail later, far from its cause, in whatever walks it (a JSON encoder, a
-schema check, a deep copy).
+schema check, a deep copy). `json_kind` and `shown` name a value read from a file in an error
+message as the file spells it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonTooDeep", "check_depth", "parse_json"]
+__all__ = ["MAX_DEPTH", "JsonTooDeep", "check_depth", "json_kind", "parse_json", "shown"]
 
 #: The deepest nesting kept: `{}` and `[]` are depth 1, `{"a": []}` depth 2.
 MAX_DEPTH = 100
@@ -56,3 +57,27 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
             raise JsonTooDeep(f"it is nested more than {limit} levels deep")
         children = node.values() if isinstance(node, dict) else node
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words: "an object", "a list", "a string", "a number", "null"..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return "a string" if isinstance(value, str) else "a number"
+
+
+def shown(value: Any) -> str:
+    """A value as a JSON file spells it, cut short: `"FUZZY"`, `true`, `NaN`; containers by kind."""
+    if isinstance(value, dict | list):
+        return json_kind(value)
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -13,10 +13,13 @@ the root span (`Runner.run(...).trace` while it runs); `to_dict()`/`from_dict()`
 from __future__ import annotations
 
 import asyncio
+import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from .json_text import shown
 
 __all__ = ["ModelPrice", "Span", "SpanKind", "price_of", "total_up"]
 
@@ -32,19 +35,49 @@ def now() -> float:
     return _EPOCH + time.perf_counter()
 
 
-_OPTIONAL = (
-    "agent",
-    "model",
-    "tool",
-    "call_id",
-    "input_tokens",
-    "output_tokens",
-    "cost",
-    "error_type",
-    "error_message",
-    "invocation_id",
-    "session_id",
-)
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _is_amount(value: Any) -> bool:
+    return _is_number(value) and value >= 0
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_KINDS = get_args(SpanKind)
+_TEXT = (_is_text, "text")
+# What each field of a span's JSON form holds: (the check, what it should be).
+_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "name": _TEXT,
+    "kind": (lambda value: value in _KINDS, f"one of {', '.join(_KINDS)}"),
+    "start": (_is_number, "a number of seconds since the epoch"),
+    "duration": (_is_amount, "a number of seconds, 0 or more"),
+    "agent": _TEXT,
+    "model": _TEXT,
+    "tool": _TEXT,
+    "call_id": _TEXT,
+    "input_tokens": (_is_count, "a whole number, 0 or more"),
+    "output_tokens": (_is_count, "a whole number, 0 or more"),
+    "cost": (_is_number, "a finite number"),
+    "error_type": _TEXT,
+    "error_message": _TEXT,
+    "invocation_id": _TEXT,
+    "session_id": _TEXT,
+}
+_REQUIRED = ("name", "kind", "start")
+_OPTIONAL = tuple(key for key in _FIELDS if key not in (*_REQUIRED, "duration"))
 
 
 @dataclass(slots=True, kw_only=True, eq=False)
@@ -145,16 +178,27 @@ class Span:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Span:
-        fields = {key: data[key] for key in _OPTIONAL if data.get(key) is not None}
-        return cls(
-            name=data["name"],
-            kind=data["kind"],
-            start=data["start"],
-            duration=data.get("duration"),
-            children=[cls.from_dict(child) for child in data.get("children", ())],
-            **fields,
-        )
+    def from_dict(cls, data: Any, at: str = "") -> Span:
+        """The span `to_dict()` gave; ValueError naming the field (`children[0].start`) when `data`
+        is not one, so a damaged file never yields a span whose times are not numbers."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{at.rstrip('.') or 'the line'} should be a span object, not {shown(data)}")
+        fields: dict[str, Any] = {}
+        for key, (accepts, expected) in _FIELDS.items():
+            value = data.get(key)
+            if value is None:
+                if key in _REQUIRED:
+                    raise ValueError(f"{at}{key} is missing")
+            elif not accepts(value):
+                raise ValueError(f"{at}{key} should be {expected}, not {shown(value)}")
+            else:
+                fields[key] = value
+        children = data.get("children")
+        if children is None:
+            children = []
+        elif not isinstance(children, list):
+            raise ValueError(f"{at}children should be a list of spans, not {shown(children)}")
+        return cls(**fields, children=[cls.from_dict(c, f"{at}children[{i}].") for i, c in enumerate(children)])
 
     def __repr__(self) -> str:
         took = "open" if self.duration is None else f"{self.duration * 1000:.1f} ms"

@@ -10,8 +10,8 @@
 `response_match_score` needs `rouge-score` (extra `[eval]`); `executor="ray"` needs `[ray]`.
 """
 
+from .criteria import DEFAULT_CRITERIA
 from .evalset import (
-    DEFAULT_CRITERIA,
     EvalCase,
     EvalContent,
     EvalPart,

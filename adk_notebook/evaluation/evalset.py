@@ -5,7 +5,8 @@ invocations, genai `Content` dicts inside) and the older `.test.json` list of tu
 (`query`, `expected_tool_use` of `tool_name` / `tool_input`, `reference`), which google-adk
 reads as one case. Every model here keeps fields it does not know, and `save` writes back only
 what was read or set, so a file google-adk wrote comes back as it was. `test_config.json` beside
-a file gives its criteria.
+a file gives its criteria (`criteria.py`). A damaged file is an AdkError with one line per
+problem, naming the file, the case and the field.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
 from ..core.errors import AdkError
+from ..core.json_text import json_kind
+from ._files import FileModel, Loc, field_path, problem_lines, read_json
+from .criteria import DEFAULT_CRITERIA, load_criteria
 
 __all__ = [
-    "DEFAULT_CRITERIA",
     "EvalCase",
     "EvalContent",
     "EvalPart",
@@ -32,23 +34,10 @@ __all__ = [
     "InvocationEvent",
     "SessionInput",
     "ToolUse",
-    "load_criteria",
 ]
 
-# google-adk's AgentEvaluator.DEFAULT_CRITERIA, used when no test_config.json says otherwise.
-DEFAULT_CRITERIA: dict[str, Any] = {
-    "tool_trajectory_avg_score": 1.0,
-    "response_match_score": 0.8,
-}
 
-
-class _Model(BaseModel):
-    """google-adk's EvalBaseModel (camelCase accepted too), plus: unknown fields are kept."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
-
-
-class ToolUse(_Model):
+class ToolUse(FileModel):
     """A genai `FunctionCall`: one expected or actual tool call."""
 
     name: str
@@ -56,14 +45,14 @@ class ToolUse(_Model):
     id: str | None = None
 
 
-class EvalPart(_Model):
+class EvalPart(FileModel):
     """A genai `Part`; only text and function calls matter to the metrics."""
 
     text: str | None = None
     function_call: ToolUse | None = None
 
 
-class EvalContent(_Model):
+class EvalContent(FileModel):
     """A genai `Content`: a role and its parts."""
 
     role: str | None = None
@@ -79,14 +68,14 @@ class EvalContent(_Model):
         return "\n".join(p.text for p in self.parts if p.text)
 
 
-class InvocationEvent(_Model):
+class InvocationEvent(FileModel):
     """One event of an invocation, in google-adk's newer `invocation_events` shape."""
 
     author: str = ""
     content: EvalContent | None = None
 
 
-class IntermediateData(_Model):
+class IntermediateData(FileModel):
     """What happened between the user's turn and the answer, in either of google-adk's shapes:
     `tool_uses` (+ `intermediate_responses`), or `invocation_events`."""
 
@@ -103,7 +92,7 @@ class IntermediateData(_Model):
         return [p.function_call for p in parts if p.function_call is not None]
 
 
-class Invocation(_Model):
+class Invocation(FileModel):
     """One user turn and what the agent did about it."""
 
     invocation_id: str = ""
@@ -111,6 +100,13 @@ class Invocation(_Model):
     final_response: EvalContent | None = None
     intermediate_data: IntermediateData | None = None
     creation_timestamp: float = 0.0
+
+    @field_validator("user_content")
+    @classmethod
+    def _has_a_message(cls, content: EvalContent) -> EvalContent:
+        if not content.parts:  # nothing to replay: the case would send the agent an empty turn
+            raise ValueError('has no parts: the user\'s message goes there, e.g. {"parts": [{"text": "Hi"}]}')
+        return content
 
     @classmethod
     def build(
@@ -141,7 +137,7 @@ class Invocation(_Model):
         return self.intermediate_data.tool_calls if self.intermediate_data is not None else []
 
 
-class SessionInput(_Model):
+class SessionInput(FileModel):
     """How the case's session starts: app, user and state."""
 
     app_name: str = ""
@@ -149,7 +145,7 @@ class SessionInput(_Model):
     state: dict[str, Any] = Field(default_factory=dict)
 
 
-class EvalCase(_Model):
+class EvalCase(FileModel):
     """A conversation to replay turn by turn, with what each turn should produce."""
 
     eval_id: str
@@ -158,7 +154,7 @@ class EvalCase(_Model):
     creation_timestamp: float = 0.0
 
 
-class EvalSet(_Model):
+class EvalSet(FileModel):
     """A set of eval cases: `EvalSet.load(path)` / `evalset.save(path)`.
 
     `criteria` holds what `test_config.json` beside the loaded file says (google-adk's
@@ -180,24 +176,21 @@ class EvalSet(_Model):
     def load(cls, path: str | Path) -> EvalSet:
         """Read an `.evalset.json` or an older `.test.json` file, and `test_config.json` beside it."""
         path = Path(path)
+        data = read_json(path, "eval set", _error)
+        name = repr(str(path))
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise _error(f"cannot read the eval set {str(path)!r}: {exc.strerror or exc}.") from exc
-        except json.JSONDecodeError as exc:
-            raise _error(f"{str(path)!r} is not JSON: {exc}.") from exc
-        try:
-            evalset = _from_old_format(data, path) if isinstance(data, list) else cls.model_validate(data)
+            if isinstance(data, list):
+                evalset = _from_old_format(data, path)
+            elif isinstance(data, dict):
+                evalset = cls.model_validate(data)
+            else:
+                raise _error(
+                    f"{name} holds {json_kind(data)} at the top level; an eval set is google-adk's EvalSet "
+                    'object ({"eval_set_id": ..., "eval_cases": [...]}) or the older .test.json list of turns.'
+                )
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(to_snake(p) if isinstance(p, str) else str(p) for p in e['loc'])}: {e['msg']}"
-                for e in exc.errors(include_url=False)[:5]
-            )
-            raise _error(f"{str(path)!r} is not a valid google-adk eval set: {problems}.") from exc
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise _error(
-                f"{str(path)!r} is neither google-adk's EvalSet shape nor its older .test.json list: {exc}"
-            ) from exc
+            lines = problem_lines(exc, lambda loc: _place(name, data, loc))
+            raise _error("\n".join(lines)) from None
         evalset._criteria = load_criteria(path.parent / "test_config.json")
         return evalset
 
@@ -213,31 +206,48 @@ class EvalSet(_Model):
         self.eval_cases = [c for c in self.eval_cases if c.eval_id != case.eval_id] + [case]
 
 
-def load_criteria(config: Path) -> dict[str, Any]:
-    """The `criteria` of a `test_config.json`, or google-adk's defaults when the file is absent."""
-    if not config.exists():
-        return dict(DEFAULT_CRITERIA)
-    try:
-        criteria = json.loads(config.read_text(encoding="utf-8")).get("criteria")
-    except (json.JSONDecodeError, AttributeError) as exc:
-        raise _error(f"{str(config)!r} is not a JSON object: {exc}.") from exc
-    if not isinstance(criteria, dict):
-        raise _error(f'{str(config)!r} needs a "criteria" object, e.g. {{"criteria": {DEFAULT_CRITERIA}}}.')
-    return criteria
+class _OldToolUse(FileModel):
+    tool_name: str
+    tool_input: dict[str, Any] | None = None
 
 
-def _from_old_format(turns: list[dict[str, Any]], path: Path) -> EvalSet:
+class _OldTurn(FileModel):
+    """A turn of google-adk's older `.test.json` list."""
+
+    query: str
+    expected_tool_use: list[_OldToolUse] = Field(default_factory=list)
+    reference: str | None = ""
+
+
+_OLD_TURNS = TypeAdapter(list[_OldTurn])
+
+
+def _from_old_format(data: list[Any], path: Path) -> EvalSet:
     """google-adk's conversion of a `.test.json` list: one case, one invocation per turn."""
     conversation = [
         Invocation.build(
-            turn["query"],
-            turn.get("reference", ""),
-            [ToolUse(name=t["tool_name"], args=t.get("tool_input") or {}) for t in turn.get("expected_tool_use", [])],
+            turn.query,
+            turn.reference,
+            [ToolUse(name=t.tool_name, args=t.tool_input or {}) for t in turn.expected_tool_use],
         )
-        for turn in turns
+        for turn in _OLD_TURNS.validate_python(data)
     ]
     case = EvalCase(eval_id=str(path), conversation=conversation, creation_timestamp=time.time())
     return EvalSet(eval_set_id=str(uuid.uuid4()), eval_cases=[case], creation_timestamp=time.time())
+
+
+def _place(name: str, data: Any, loc: Loc) -> tuple[str, str]:
+    """Where a problem is: the file and the case (its eval_id, else its number) or the turn of a
+    `.test.json`, and the field's path inside it."""
+    if isinstance(data, list) and loc and isinstance(loc[0], int):
+        return f"{name}: turn {loc[0] + 1}: ", field_path(loc[1:])
+    if len(loc) >= 2 and loc[0] in ("eval_cases", "evalCases") and isinstance(loc[1], int):
+        cases = data.get("eval_cases", data.get("evalCases"))
+        case = cases[loc[1]] if isinstance(cases, list) else None
+        eval_id = case.get("eval_id", case.get("evalId")) if isinstance(case, dict) else None
+        label = repr(eval_id) if isinstance(eval_id, str) else f"#{loc[1] + 1}"
+        return f"{name}: case {label}: ", field_path(loc[2:])
+    return f"{name}: ", field_path(loc)
 
 
 def _error(message: str) -> AdkError:

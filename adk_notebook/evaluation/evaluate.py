@@ -24,6 +24,7 @@ from ..core.errors import AdkError
 from ..core.events import Event
 from ..runner import Runner, RunResult
 from ..sessions.in_memory import InMemorySessionService
+from .criteria import CRITERIA_SOURCE, check_criteria
 from .evalset import (
     EvalCase,
     EvalContent,
@@ -80,7 +81,8 @@ async def evaluate(
     custom: dict[str, Metric] = {
         name: m if isinstance(m, Metric) else CustomMetric(name, m) for name, m in (metrics or {}).items()
     }
-    chosen = dict(evalset.criteria if criteria is None else criteria)
+    chosen = evalset.criteria if criteria is None else criteria
+    check_criteria(chosen, CRITERIA_SOURCE)  # every problem told at once, before any case runs
     unjudged = sorted(set(custom) - set(chosen))
     if unjudged:
         raise AdkError(

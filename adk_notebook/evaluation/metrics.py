@@ -20,11 +20,12 @@ import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..core.content import Content
 from ..core.errors import AdkError
 from ..models.base import Llm, LlmRequest
+from .criteria import CRITERIA_SOURCE, ArgsMatch, JudgeCriterion, MatchType, TrajectoryCriterion, check_criterion
 from .evalset import Invocation, ToolUse
 
 __all__ = [
@@ -37,9 +38,6 @@ __all__ = [
     "ToolTrajectory",
     "metric_from_criterion",
 ]
-
-MatchType = Literal["exact", "in_order", "any_order"]
-ArgsMatch = Literal["exact", "ignore", "subset"]
 
 
 @runtime_checkable
@@ -166,8 +164,11 @@ Reference answer:
 Agent's answer:
 {response}
 """
+# Linear in the judge's answer: possessive `*+` never gives whitespace back, and the bracket's
+# whitespace is only tried after a bracket. (`\s*\[?\s*` tried every split of a run of blanks
+# between its two `\s*`: quadratic, 12k blank lines after the label took 7 s, 200k half an hour.)
 _LABEL = re.compile(
-    r'"is_the_agent_response_valid"\s*:\s*\[?\s*"?(valid|invalid|true|false)',
+    r'"is_the_agent_response_valid"\s*+:\s*+(?:\[\s*+)?"?(valid|invalid|true|false)',
     re.IGNORECASE,
 )
 
@@ -227,47 +228,25 @@ class CustomMetric:
         return None if value is None else float(value)
 
 
-_MATCH_TYPES = {
-    "EXACT": "exact",
-    "IN_ORDER": "in_order",
-    "ANY_ORDER": "any_order",
-    "0": "exact",
-    "1": "in_order",
-    "2": "any_order",
-}
-
-
-def metric_from_criterion(name: str, criterion: Any, custom: dict[str, Metric]) -> tuple[Metric, float]:
-    """A criterion of `test_config.json` (or `evaluate(criteria=...)`) as a metric and its threshold."""
-    options: dict[str, Any] = dict(criterion) if isinstance(criterion, dict) else {"threshold": criterion}
-    threshold = options.get("threshold")
-    if not isinstance(threshold, int | float) or isinstance(threshold, bool):
-        raise _error(f"criterion {name!r} needs a numeric threshold, e.g. {{{name!r}: 0.8}}; got {criterion!r}.")
+def metric_from_criterion(
+    name: str, criterion: Any, custom: dict[str, Metric], source: str = CRITERIA_SOURCE
+) -> tuple[Metric, float]:
+    """A criterion of `test_config.json` (or `evaluate(criteria=...)`) as a metric and its threshold;
+    AdkError naming `source` and the field when the criterion is not one."""
+    checked = check_criterion(name, criterion, source)
     if name in custom:
-        return custom[name], float(threshold)
-    if name == "tool_trajectory_avg_score":
-        match = _MATCH_TYPES.get(str(options.get("match_type", options.get("matchType", "EXACT"))).upper())
-        if match is None:
-            raise _error(f"{name}: match_type must be EXACT, IN_ORDER or ANY_ORDER; got {options['match_type']!r}.")
-        args = options.get(
-            "args_match",
-            "ignore" if options.get("ignore_args", options.get("ignoreArgs")) else "exact",
-        )
-        if args not in ("exact", "ignore", "subset"):
-            raise _error(f"{name}: args_match must be exact, ignore or subset; got {args!r}.")
-        return ToolTrajectory(match=match, args=args), float(threshold)  # type: ignore[arg-type]  # a str, checked against the Literal's values above
+        return custom[name], checked.threshold
+    if isinstance(checked, TrajectoryCriterion):
+        return ToolTrajectory(match=checked.match_type, args=checked.args), checked.threshold
     if name == "response_match_score":
-        return ResponseMatch(), float(threshold)
-    if name in ("final_response_match", "final_response_match_v2"):
-        judge = options.get("judge_model_options", options.get("judgeModelOptions")) or {}
-        return FinalResponseMatch(
-            judge=judge.get("judge_model", judge.get("judgeModel", "gemini-2.5-flash")),
-            samples=int(judge.get("num_samples", judge.get("numSamples", 5))),
-            name=name,
-        ), float(threshold)
+        return ResponseMatch(), checked.threshold
+    if isinstance(checked, JudgeCriterion):
+        options = checked.judge_model_options
+        return FinalResponseMatch(options.judge_model, options.num_samples, name), checked.threshold
     known = "tool_trajectory_avg_score, response_match_score, final_response_match"
-    raise _error(f"unknown metric {name!r}: use one of {known}, or pass metrics={{{name!r}: fn}} for your own.")
-
-
-def _error(message: str) -> AdkError:
-    return AdkError("eval", "invalid_input", "invalid_criteria", message)
+    raise AdkError(
+        "eval",
+        "invalid_input",
+        "invalid_criteria",
+        f"unknown metric {name!r}: use one of {known}, or pass metrics={{{name!r}: fn}} for your own.",
+    )

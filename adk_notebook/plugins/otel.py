@@ -6,8 +6,8 @@ The spans follow the GenAI semantic conventions: `invoke_agent {agent}`, `chat {
 `gen_ai.usage.input_tokens` / `output_tokens`, `gen_ai.tool.name`, `gen_ai.tool.call.id` and
 `error.type`. They are made from the run's own trace (`core/trace.py`) when the run ends, with
 its start and end times, so a plugin earlier in the list that answers for a hook never hides a
-span. Message contents (tool arguments and results, the model's answers) are recorded only with
-`capture_content=True`.
+span. Message contents (tool arguments and results, the model's answers, and error messages,
+which may quote them) are recorded only with `capture_content=True`.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ class OpenTelemetryPlugin(Plugin):
     Args:
         tracer_provider: Where the spans go (default: the global provider OpenTelemetry is set
             up with, `opentelemetry.trace.set_tracer_provider`).
-        capture_content: Also record tool arguments and results and the model's answers
-            (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, `gen_ai.output.messages`).
-            Off by default: they may hold personal data.
+        capture_content: Also record tool arguments and results, the model's answers
+            (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, `gen_ai.output.messages`)
+            and error messages (the status description). Off by default: they may hold personal
+            data; a failed span then carries only `error.type`.
     """
 
     def __init__(
@@ -73,7 +74,10 @@ class OpenTelemetryPlugin(Plugin):
             start_time=_ns(span.start),
         )
         if span.error_type is not None:
-            otel_span.set_status(Status(StatusCode.ERROR, span.error_message))
+            # An error's message is content too: it may quote the arguments ("no forecast for
+            # <city>"). Without capture_content the status says only that it failed; error.type
+            # says how.
+            otel_span.set_status(Status(StatusCode.ERROR, span.error_message if contents is not None else None))
         context = otel_trace.set_span_in_context(otel_span)
         for child in span.children:
             self._export(child, context, root, contents)

@@ -108,7 +108,7 @@ async def test_spans_have_genai_names_attributes_parentage_and_errors() -> None:
         tool.attributes["gen_ai.tool.call.id"],
     ) == ("get_weather", call_id)
     assert tool.attributes["error.type"] == "LookupError"
-    assert tool.status.status_code is StatusCode.ERROR and "no such city" in (tool.status.description or "")
+    assert tool.status.status_code is StatusCode.ERROR and not tool.status.description  # a message is content
     assert agent.status.status_code is not StatusCode.ERROR  # the model heard the error and answered
     # Times are the run's own, nested.
     assert run.start_time <= agent.start_time <= tool.start_time and tool.end_time <= agent.end_time <= run.end_time
@@ -131,6 +131,7 @@ async def test_contents_are_recorded_only_when_the_user_opts_in() -> None:
     (tool,) = spans["execute_tool get_weather"]
     assert json.loads(str(tool.attributes["gen_ai.tool.call.arguments"])) == {"city": "Atlantis"}
     assert "no such city" in str(tool.attributes["gen_ai.tool.call.result"])
+    assert tool.status.status_code is StatusCode.ERROR and "no such city" in (tool.status.description or "")
     answers = [
         str(s.attributes["gen_ai.output.messages"])
         for s in sorted(spans["chat gpt-4o-mini"], key=lambda s: s.start_time or 0)
