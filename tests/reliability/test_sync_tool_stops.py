@@ -23,8 +23,10 @@ import pytest
 
 from adk_notebook import FunctionCall, InMemorySessionService, LlmAgent, Runner, ScriptedModel, Tool, tool
 
-EVERY = 0.02  # seconds between two appends of the ticking tool
-TICKS = 150  # appends a call makes when nothing stops it (about 3 s)
+# seconds between two appends of the ticking tool: more than the cancel takes to reach a thread
+# on a loaded 2-core machine (at 0.02 s a busy tool sometimes made a second append on CI-like load)
+EVERY = 0.05
+TICKS = 60  # appends a call makes when nothing stops it (about 3 s)
 SETTLE = 0.4  # seconds to wait after the cancel for appends that should not come
 
 
