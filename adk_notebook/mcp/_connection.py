@@ -36,8 +36,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..core.errors import AdkError
+from ..models.keys import Secrets
 from ..tools.schema_check import import_jsonschema
 from . import _loop
+from ._redact import redacted, redacted_error, watch
 from ._stderr import StderrTail
 from .servers import HttpServer, StdioServer
 
@@ -72,17 +74,19 @@ class _Job:
         if future.cancelled() and self.scope is not None:  # the caller gave up: stop the request
             self.scope.cancel()
 
-    async def run(self, session: ClientSession, closed: Callable[[str], AdkError]) -> None:
+    async def run(self, session: ClientSession, closed: Callable[[str], AdkError], secrets: Secrets) -> None:
+        """Run the request; what the server answered (or the error it sent) leaves with its
+        secrets hidden: this is where a server's text enters our code."""
         if self.future.done():
             return
         try:
             with anyio.CancelScope() as self.scope:
                 result = await self.op(session)
                 if not self.future.done():
-                    self.future.set_result(result)
+                    self.future.set_result(redacted(secrets, result))
         except Exception as exc:  # noqa: BLE001 - handed to the caller
             if not self.future.done():
-                self.future.set_exception(exc)
+                self.future.set_exception(redacted_error(secrets, exc))
         finally:
             if not self.future.done():  # the owner is shutting down under this request
                 self.future.set_exception(closed(self.what))
@@ -133,7 +137,7 @@ class Connection:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
                 with contextlib.suppress(RuntimeError):  # the run it was for has ended (its loop closed)
-                    report(_progress_line(progress, total, message))
+                    report(self.server.redact(_progress_line(progress, total, message)))
 
         async def call(session: ClientSession) -> types.CallToolResult:
             return await session.call_tool(
@@ -179,7 +183,7 @@ class Connection:
         if self._queue is not None and self.status == "connected":
             self.status = "exited"
             self._queue.put_nowait(_DIED)
-        reason = f": {exc}" if exc is not None and str(exc) else ""
+        reason = f": {self.server.redact(str(exc))}" if exc is not None and str(exc) else ""
         error = AdkError(
             "mcp",
             "unavailable",
@@ -225,7 +229,7 @@ class Connection:
                     ready.set_result(None)
                     async with anyio.create_task_group() as jobs:
                         while (job := await queue.get()) not in (_STOP, _DIED):
-                            jobs.start_soon(job.run, session, self._closed_error)
+                            jobs.start_soon(job.run, session, self._closed_error, self.server.secrets)
                         jobs.cancel_scope.cancel()
             if scope.cancelled_caught and not ready.done():
                 ready.set_exception(
@@ -247,6 +251,7 @@ class Connection:
         """Start the transport and the session, and do the MCP handshake."""
         _warm_up()
         server = self.server
+        watch(server)  # the SDK logs what the server sends
         if isinstance(server, StdioServer):
             home = asyncio.get_running_loop()
             tail = StderrTail(server.redact, lambda: self._on_stderr_closed(tail, home))
@@ -321,7 +326,7 @@ class Connection:
 
     # -- messages ------------------------------------------------------------------------------
     async def _start_error(self, exc: BaseException) -> AdkError:
-        cause = _root_cause(exc)
+        cause = redacted_error(self.server.secrets, _root_cause(exc))  # a refused handshake is the server's text
         if isinstance(cause, AdkError):
             return cause
         label = f"MCP server {self.name!r} ({self.server.label})"
@@ -373,7 +378,7 @@ class Connection:
             "mcp",
             "unavailable",
             "mcp_connect_failed",
-            f"{label} could not be reached: {_describe(cause)}.{hint}{self._stderr_text()}",
+            f"{label} could not be reached: {self.server.redact(_describe(cause))}.{hint}{self._stderr_text()}",
         )
 
     def _again(self) -> str:

@@ -1,0 +1,148 @@
+"""MCP servers that misbehave, as real processes over stdio and streamable HTTP (mcp_hostile_server.py):
+errors that echo secrets, listings that never end, schemas that cannot be sent, names that collide,
+and `mcp serve` tools that exit. Family "mcp" of the reliability table."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk_notebook import AdkError, FunctionCall, LlmAgent, RunResult, ScriptedModel
+from adk_notebook.mcp import HttpServer, McpToolset, StdioServer, _loop
+from adk_notebook.notebook.workspace import Workspace
+
+HOSTILE = Path(__file__).resolve().parent / "mcp_hostile_server.py"
+TOKEN = "tok-canary-0123456789abcdef"
+BEARER = "bearer-canary-9876543210fedcba"
+
+
+def hostile(mode: str, **env: str) -> StdioServer:
+    return StdioServer(sys.executable, [str(HOSTILE), mode], env=env or None)
+
+
+class HttpHostile:
+    """mcp_hostile_server.py MODE --http in a child process, and its URL."""
+
+    def __init__(self, mode: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(HOSTILE), mode, "--http"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        found: list[str] = []
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.process.stderr is not None
+            for line in self.process.stderr:
+                if line.startswith("http://"):
+                    found.append(line.strip())
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        assert ready.wait(60) and found, "the hostile HTTP server did not start"
+        self.url = found[0]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+@pytest.fixture
+def http_echo() -> Iterator[HttpHostile]:
+    served = HttpHostile("echo")
+    yield served
+    served.stop()
+
+
+def close(toolset: McpToolset) -> None:
+    _loop.run_blocking(toolset.close(), timeout=20)
+
+
+async def run(toolset: McpToolset, *script: Any) -> RunResult:
+    model = ScriptedModel([*script, "done"])
+    return await LlmAgent(name="bot", model=model, toolsets=[toolset]).run_async("go")
+
+
+def everything_shown(result: RunResult) -> str:
+    """What a run leaves for anyone to read: its events as stored, and its trace."""
+    events = [e.to_dict() for e in result.events if not e.partial]
+    return json.dumps(events, default=str) + json.dumps(result.trace.to_dict(), default=str)
+
+
+def errors_shown(toolset: McpToolset, names: list[str]) -> tuple[list[str], list[str]]:
+    """Each call's AdkError as str and repr (the texts), and its message (to check what reached it)."""
+    texts, messages = [], []
+    for name in names:
+        with pytest.raises(AdkError) as caught:
+            _loop.run_blocking(toolset.call_tool(name, {}), timeout=30)
+        texts += [str(caught.value), repr(caught.value)]
+        messages.append(caught.value.message)
+    return texts, messages
+
+
+# -- 1. secrets a server echoes ----------------------------------------------------------------
+def test_a_stdio_server_echoing_its_env_secret_is_redacted_everywhere(
+    caplog: pytest.LogCaptureFixture, tally: Any
+) -> None:
+    with tally.case("mcp: stdio server echoes its env secret"):
+        caplog.set_level(logging.DEBUG)
+        toolset = McpToolset(hostile("echo", ECHO_TOKEN=TOKEN), name="echo")
+        try:
+            result = _loop.run_blocking(run(toolset, FunctionCall("leak", {}), FunctionCall("boom", {})), 60)
+            texts, messages = errors_shown(toolset, ["leak", "boom"])
+            shown = {"run": everything_shown(result), "errors": " ".join(texts), "logs": caplog.text}
+            shown["stderr"] = " ".join(toolset.stderr_lines)
+            assert not [where for where, text in shown.items() if TOKEN in text]
+            assert all("***" in m for m in messages), messages  # the message is there, the value hidden
+            assert any("stderr says" in line for line in toolset.stderr_lines)
+        finally:
+            close(toolset)
+
+
+def test_an_http_server_echoing_the_authorization_header_is_redacted_everywhere(
+    http_echo: HttpHostile, caplog: pytest.LogCaptureFixture, tally: Any
+) -> None:
+    with tally.case("mcp: http server echoes the Authorization header"):
+        caplog.set_level(logging.DEBUG)
+        toolset = McpToolset(HttpServer(http_echo.url, headers={"Authorization": f"Bearer {BEARER}"}), name="web")
+        try:
+            result = _loop.run_blocking(run(toolset, FunctionCall("leak", {}), FunctionCall("boom", {})), 60)
+            texts, _ = errors_shown(toolset, ["leak", "boom"])
+            shown = {"run": everything_shown(result), "errors": " ".join(texts), "logs": caplog.text}
+            assert not [where for where, text in shown.items() if BEARER in text]
+        finally:
+            close(toolset)
+
+
+def test_the_notebook_never_shows_a_secret_from_the_mcp_cell(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tally: Any
+) -> None:
+    with tally.case("mcp: %%mcp env secret echoed by the server"):
+        caplog.set_level(logging.DEBUG)
+        monkeypatch.setenv("HOSTILE_TOKEN", TOKEN)
+        ws = Workspace(namespace={})
+        config = {"mcpServers": {"echo": {"command": sys.executable, "args": [str(HOSTILE), "echo"]}}}
+        config["mcpServers"]["echo"]["env"] = {"ECHO_TOKEN": "${HOSTILE_TOKEN}"}
+        try:
+            ws.define_mcp(json.dumps(config))
+            toolset = ws.mcp["echo"]
+            result = _loop.run_blocking(run(toolset, FunctionCall("leak", {}), FunctionCall("boom", {})), 60)
+            view = ws.mcp_view()
+            texts, _ = errors_shown(toolset, ["leak", "boom"])
+            shown = {"%adk mcp": view.text + view.html, "run": everything_shown(result), "errors": " ".join(texts)}
+            shown |= {"logs": caplog.text, "stderr": " ".join(toolset.stderr_lines)}
+            assert not [where for where, text in shown.items() if TOKEN in text]
+        finally:
+            ws.mcp.close_all([])
