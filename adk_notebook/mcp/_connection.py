@@ -55,6 +55,7 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 _STOP = object()  # queue sentinel: close() asked the owner to finish
 _DIED = object()  # queue sentinel: the server's stderr closed, so it exited
 STDERR_GRACE = 1.0  # seconds to wait for a dead server's last stderr lines
+PING_TIMEOUT = 5.0  # seconds a server that sent -32000 has to show it is still there
 CLOSE_TIMEOUT = 10.0  # the SDK's stdio shutdown takes at most ~6 s (stdin closed, SIGTERM, SIGKILL)
 
 _live: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -166,7 +167,7 @@ class Connection:
                 f"MCP server {self.name!r} did not answer {what} within {timeout:g} s. "
                 "Raise McpToolset(timeout=...) if it is just slow.",
             )
-        if exc.code == types.CONNECTION_CLOSED:
+        if exc.code == types.CONNECTION_CLOSED and not await self._answers_ping():
             return await self._died(what, None)
         return AdkError(
             "mcp",
@@ -174,6 +175,21 @@ class Connection:
             "mcp_error",
             f"MCP server {self.name!r} answered {what} with an error: {exc.message}",
         )
+
+    async def _answers_ping(self) -> bool:
+        """Whether the session still works. -32000 is the SDK's "connection closed", and also
+        JSON-RPC's generic server error, which a live server sends with words of its own: then
+        the message is the server's answer and the connection stays."""
+        queue = self._queue
+        if self.status != "connected" or queue is None:
+            return False
+        job = _Job(lambda session: session.send_ping(), "a ping")
+        queue.put_nowait(job)
+        try:
+            await asyncio.wait_for(job.future, PING_TIMEOUT)
+        except Exception:  # noqa: BLE001 - whatever stopped the ping, the session is gone
+            return False
+        return True
 
     async def _died(self, what: str, exc: BaseException | None) -> AdkError:
         """The server went away during `what`: stop this session (the next request reconnects)."""

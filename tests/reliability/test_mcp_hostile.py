@@ -146,3 +146,45 @@ def test_the_notebook_never_shows_a_secret_from_the_mcp_cell(
             assert not [where for where, text in shown.items() if TOKEN in text]
         finally:
             ws.mcp.close_all([])
+
+
+# -- 5. tools that exit, and a server's generic error ------------------------------------------
+EXITING = Path(__file__).resolve().parent / "mcp_exiting_tools.py"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "says"),
+    [
+        ("quit_now", {"code": 3}, "SystemExit: 3"),
+        ("quit_async", {"code": 4}, "SystemExit: 4"),
+        ("interrupt", {}, "KeyboardInterrupt"),
+        ("interrupt_async", {}, "KeyboardInterrupt"),
+    ],
+)
+def test_a_served_tool_that_exits_fails_its_call_and_the_server_keeps_serving(
+    name: str, args: dict[str, Any], says: str, tally: Any
+) -> None:
+    with tally.case(f"mcp: served tool {name}"):
+        toolset = McpToolset(StdioServer(sys.executable, ["-m", "adk_notebook", "mcp", "serve", str(EXITING)]))
+        try:
+            with pytest.raises(AdkError) as caught:
+                _loop.run_blocking(toolset.call_tool(name, args), timeout=60)
+            assert caught.value.code == "mcp_tool_error" and says in caught.value.message, caught.value
+            for text in ("still", "serving"):  # the same process answers the next calls
+                assert _loop.run_blocking(toolset.call_tool("echo", {"text": text}), 30).response == {"result": text}
+            assert toolset.status == "connected"
+        finally:
+            close(toolset)
+
+
+def test_a_generic_server_error_keeps_its_message_and_the_connection(tally: Any) -> None:
+    with tally.case("mcp: -32000 from a live server"):
+        toolset = McpToolset(hostile("generic"), name="generic")
+        try:
+            result = _loop.run_blocking(run(toolset, FunctionCall("flaky", {}), FunctionCall("flaky", {})), 60)
+            first, second = [r.response for e in result.events if not e.partial for r in e.function_responses()]
+            assert "database is locked, try again" in first["error"], first
+            assert second == {"result": "flaky answered on call 2"}  # the same server process: no restart
+            assert toolset.status == "connected"
+        finally:
+            close(toolset)
