@@ -55,6 +55,7 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 _STOP = object()  # queue sentinel: close() asked the owner to finish
 _DIED = object()  # queue sentinel: the server's stderr closed, so it exited
 STDERR_GRACE = 1.0  # seconds to wait for a dead server's last stderr lines
+MAX_PAGES = 100  # pages of tools/list; a server with more tools than fit is not one an agent can use
 PING_TIMEOUT = 5.0  # seconds a server that sent -32000 has to show it is still there
 CLOSE_TIMEOUT = 10.0  # the SDK's stdio shutdown takes at most ~6 s (stdin closed, SIGTERM, SIGKILL)
 
@@ -110,25 +111,53 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
 
     # -- requests (on the MCP loop) ------------------------------------------------------------
-    async def list_tools(self) -> list[types.Tool]:
-        """Every tool the server offers (all pages), cached until it reconnects or says they changed."""
+    async def list_tools(self, timeout: float | None) -> list[types.Tool]:
+        """Every tool the server offers (all pages), cached until it reconnects or says they changed.
+
+        Bounded: within `timeout` seconds for all pages, at most MAX_PAGES pages, and never a
+        cursor twice; past a bound, an AdkError naming the server (the session stays).
+        """
         if self._tools is not None and self.status == "connected":
             return self._tools
 
         async def every_page(session: ClientSession) -> list[types.Tool]:
+            with anyio.move_on_after(timeout):
+                return await _pages(session)
+            raise AdkError(  # only reached when the clock ran out
+                "mcp",
+                "timeout",
+                "mcp_list_timeout",
+                f"MCP server {self.name!r} did not list its tools within {timeout:g} s. "
+                "Fix the server, or raise McpToolset(timeout=...) if it is just slow.",
+            )
+
+        async def _pages(session: ClientSession) -> list[types.Tool]:
             tools: list[types.Tool] = []
             cursor: str | None = None
-            while True:
+            seen: set[str] = set()
+            for _ in range(MAX_PAGES):
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
                 page = await session.list_tools(params=params)
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
                     return tools
+                if cursor in seen:
+                    raise self._endless(f"sent the same cursor {cursor[:40]!r} twice")
+                seen.add(cursor)
+            raise self._endless(f"was still paging after {MAX_PAGES} pages ({len(tools)} tools)")
 
-        tools = await self._request(every_page, "listing its tools", self.connect_timeout)
+        tools = await self._request(every_page, "listing its tools", timeout)
         self._tools = tools
         return tools
+
+    def _endless(self, what: str) -> AdkError:
+        return AdkError(
+            "mcp",
+            "internal",
+            "mcp_endless_listing",
+            f"MCP server {self.name!r} never finished listing its tools: it {what}. Fix the server.",
+        )
 
     async def call_tool(
         self, name: str, args: dict[str, Any], timeout: float | None, report: Callable[[str], Any] | None

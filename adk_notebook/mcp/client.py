@@ -63,7 +63,8 @@ class McpToolset(Toolset):
     Args:
         server: A `StdioServer` (a command to start) or an `HttpServer` (a URL to reach).
         tool_filter: Only these tools (their names), or those a `predicate(tool)` accepts.
-        timeout: Seconds one call may take (None: no limit); past it the model gets an error.
+        timeout: Seconds one call, or listing the tools, may take (None: no limit); past it
+            the model gets an error.
         connect_timeout: Seconds to start the server and finish the MCP handshake.
         name: Identifies the toolset in messages and notebooks (default: from the command or host).
     """
@@ -97,17 +98,36 @@ class McpToolset(Toolset):
         )
         self._link = _Link(server, name, connect_timeout)
         self._made: tuple[object, list[McpTool]] | None = None
+        self._listing_error: AdkError | None = None  # the server is up, but its tools could not be listed
 
     # -- the toolset ---------------------------------------------------------------------------
     async def tools(self, ctx: ReadonlyContext | None = None) -> list[Tool]:
-        """The server's tools (connecting first when needed), filtered by `tool_filter`."""
-        specs = await _loop.run(self._list())
-        if self._made is None or self._made[0] is not specs:
-            self._made = (specs, [McpTool(self, spec) for spec in specs])
+        """The server's tools (connecting first when needed), filtered by `tool_filter`.
+
+        Raises:
+            AdkError: the server cannot be started or reached, or (outside a run) it is up but
+                its tools cannot be listed: it hangs, pages without end, or sends a schema that
+                cannot be used. In a run (`ctx` given) that second kind does not stop the run:
+                it goes on without the server's tools, and the model gets one tool in their
+                place, `NAME_unavailable`, whose description says why (calling it returns the
+                error), so the model can tell the user; `%adk mcp` and `toolset.error` say it
+                too. A server that is not there at all still fails the run, as a missing
+                model would.
+        """
+        try:
+            specs = await _loop.run(self._list())
+            if self._made is None or self._made[0] is not specs:
+                self._made = (specs, [McpTool(self, spec) for spec in specs])
+        except AdkError as exc:
+            self._listing_error = exc if self.status == "connected" else None
+            if ctx is None or self._listing_error is None:
+                raise
+            return [_Unavailable(self, exc)]
+        self._listing_error = None
         return self._filtered(self._made[1])
 
     async def _list(self) -> list[Any]:
-        return await self._link.get().list_tools()
+        return await self._link.get().list_tools(self.timeout)
 
     def _filtered(self, tools: list[McpTool]) -> list[Tool]:
         chosen = self.tool_filter
@@ -174,9 +194,12 @@ class McpToolset(Toolset):
 
     @property
     def error(self) -> AdkError | None:
-        """Why the last start or call failed, while the connection is not live."""
+        """Why the last start or call failed while the connection is not live, or why the last
+        listing of its tools failed while it is."""
         connection = self._link.connection
-        return connection.error if connection is not None and connection.status != "connected" else None
+        if connection is None:
+            return None
+        return connection.error if connection.status != "connected" else self._listing_error
 
     @property
     def stderr_lines(self) -> list[str]:
@@ -229,6 +252,27 @@ class McpTool(Tool):
 
     def __repr__(self) -> str:
         return f"<McpTool {self.name!r} of {self.toolset.name!r}>"
+
+
+class _Unavailable(Tool):
+    """What the model gets in place of a server's tools it could not list: the reason, to tell the user."""
+
+    is_read_only = True
+
+    def __init__(self, toolset: McpToolset, error: AdkError) -> None:
+        self.name = _tool_name(f"{toolset.name}_unavailable")
+        self.description = (
+            f"Not a real tool: MCP server {toolset.name!r} is unavailable in this run, so its tools are "
+            f"missing. {error.message} Calling this returns that error; tell the user if they need those tools."
+        )
+        self._error = error
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
+        raise self._error
 
 
 def _tool_name(name: str) -> str:

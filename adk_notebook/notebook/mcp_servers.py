@@ -154,7 +154,8 @@ def _listed(toolset: McpToolset) -> list[Tool]:
     from ..mcp import _loop
 
     try:
-        return _loop.run_blocking(toolset.tools(), timeout=(toolset._link.connect_timeout or 60) + 15)
+        waits = (toolset._link.connect_timeout or 60) + (toolset.timeout or 60)  # to start, then to list
+        return _loop.run_blocking(toolset.tools(), timeout=waits + 15)
     except (AdkError, TimeoutError):  # the view shows toolset.error
         return []
 
@@ -330,7 +331,7 @@ def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], on
     text.append(table.text)
     for name, toolset in toolsets.items():
         error = toolset.error
-        if error is not None and toolset.status != "connected":
+        if error is not None:
             message = error.message.split("\nIts last stderr lines:")[0]
             html.append(f"<div><b>{escape(name)}</b>: {escape(message)}</div>")
             text.append(f"{name}: {message}")

@@ -17,6 +17,7 @@ import pytest
 
 from adk_notebook import AdkError, FunctionCall, LlmAgent, RunResult, ScriptedModel
 from adk_notebook.mcp import HttpServer, McpToolset, StdioServer, _loop
+from adk_notebook.notebook.mcp_servers import servers_view
 from adk_notebook.notebook.workspace import Workspace
 
 HOSTILE = Path(__file__).resolve().parent / "mcp_hostile_server.py"
@@ -186,5 +187,36 @@ def test_a_generic_server_error_keeps_its_message_and_the_connection(tally: Any)
             assert "database is locked, try again" in first["error"], first
             assert second == {"result": "flaky answered on call 2"}  # the same server process: no restart
             assert toolset.status == "connected"
+        finally:
+            close(toolset)
+
+
+# -- 2. listings that never end ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("hang", "did not list its tools within 2 s"),
+        ("endless", "pages"),
+        ("repeat", "the same cursor"),
+    ],
+)
+def test_a_listing_that_never_ends_fails_clearly_and_the_run_goes_on_without_it(
+    mode: str, says: str, tally: Any
+) -> None:
+    with tally.case(f"mcp: tools/list {mode}"):
+        toolset = McpToolset(hostile(mode), name=mode, timeout=2)
+        try:
+            with pytest.raises(AdkError) as caught:
+                _loop.run_blocking(toolset.tools(), timeout=60)
+            assert f"MCP server {mode!r}" in caught.value.message and says in caught.value.message, caught.value
+            assert toolset.error is not None and says in toolset.error.message
+            assert says in servers_view({mode: toolset}, {mode: []}).text  # what %adk mcp shows
+            model = ScriptedModel([FunctionCall(f"{mode}_unavailable", {}), "done"])
+            result = LlmAgent(name="bot", model=model, toolsets=[toolset]).run("go")
+            assert result.text == "done"  # the run went on
+            [declared] = model.requests[0].tools  # the model is told, by the one tool it has
+            assert declared.name == f"{mode}_unavailable" and says in declared.description
+            [response] = [r.response for e in result.events if not e.partial for r in e.function_responses()]
+            assert says in response["error"] and response["code"] == caught.value.code
         finally:
             close(toolset)
