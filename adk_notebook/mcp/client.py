@@ -18,6 +18,7 @@ kernel's loop, `agent.run()` on a private loop and scripts alike.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -117,7 +118,8 @@ class McpToolset(Toolset):
         try:
             specs = await _loop.run(self._list())
             if self._made is None or self._made[0] is not specs:
-                self._made = (specs, [McpTool(self, spec) for spec in specs])
+                names = _tool_names([spec.name for spec in specs])
+                self._made = (specs, [McpTool(self, spec, names[spec.name]) for spec in specs])
         except AdkError as exc:
             self._listing_error = exc if self.status == "connected" else None
             if ctx is None or self._listing_error is None:
@@ -216,11 +218,13 @@ class McpToolset(Toolset):
 class McpTool(Tool):
     """One tool of an MCP server: its schema as the parameters, a call to the server as `execute`."""
 
-    def __init__(self, toolset: McpToolset, spec: Any) -> None:
+    def __init__(self, toolset: McpToolset, spec: Any, name: str | None = None) -> None:
         self.toolset = toolset
         self.mcp_name: str = spec.name
-        self.name = _tool_name(spec.name)
+        self.name = name or _tool_name(spec.name)
         self.description = spec.description or getattr(spec, "title", None) or ""
+        if self.name != self.mcp_name:  # the model, and whoever reads the tool cards, see which it is
+            self.description = f"(MCP tool {self.mcp_name!r} of server {toolset.name!r}) {self.description}".rstrip()
         self._parameters: dict[str, Any] = dict(spec.input_schema or {"type": "object", "properties": {}})
         hints = getattr(spec, "annotations", None)
         self.is_read_only = bool(getattr(hints, "read_only_hint", False))
@@ -281,3 +285,23 @@ def _tool_name(name: str) -> str:
     if not safe or not (safe[0].isalpha() or safe[0] == "_"):
         safe = "_" + safe
     return safe[:64]
+
+
+def _tool_names(mcp_names: list[str]) -> dict[str, str]:
+    """A distinct provider-safe name for each MCP name, the same whatever order they come in.
+
+    `a.b` and `a_b` are both `a_b` once sanitised: a name that was already safe keeps it, and
+    the others get a suffix from a hash of their own MCP name (`a_b_3f2c1d`), so no listing
+    order, and no other tool, changes what a tool is called.
+    """
+    safe = {name: _tool_name(name) for name in mcp_names}
+    taken: dict[str, int] = {}
+    for name in safe.values():
+        taken[name] = taken.get(name, 0) + 1
+    out = {}
+    for name, candidate in safe.items():
+        if taken[candidate] > 1 and name != candidate:
+            suffix = hashlib.sha256(name.encode()).hexdigest()[:6]
+            candidate = f"{candidate[: 64 - 7]}_{suffix}"
+        out[name] = candidate
+    return out

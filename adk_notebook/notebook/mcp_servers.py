@@ -311,6 +311,12 @@ def servers_card(entries: Sequence[ServerEntry], toolsets: Mapping[str, Any], ke
     )
 
 
+def _listed_name(tool: Any) -> str:
+    """`name`, or `name (mcp.name)` when the server calls it something providers refuse."""
+    original = getattr(tool, "mcp_name", tool.name)
+    return tool.name if original == tool.name else f"{tool.name} ({original})"
+
+
 def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], only: str | None = None) -> Display:
     """`%adk mcp [NAME]`: every server's status and tools, with the last stderr lines of a failed one;
     for one server, its tools' schemas too."""
@@ -319,7 +325,7 @@ def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], on
     rows, html, text = [], [], []
     for name, toolset in toolsets.items():
         found = tools.get(name)
-        listed = ", ".join(t.name for t in found) if found else ""
+        listed = ", ".join(_listed_name(t) for t in found) if found else ""
         rows.append([name, _transport(toolset), toolset.server.label, toolset.status, listed])
     table = Table(
         f"MCP servers ({len(rows)})",

@@ -220,3 +220,24 @@ def test_a_listing_that_never_ends_fails_clearly_and_the_run_goes_on_without_it(
             assert says in response["error"] and response["code"] == caught.value.code
         finally:
             close(toolset)
+
+
+# -- 4. names that collide once sanitised ------------------------------------------------------
+def test_tools_whose_names_collide_once_sanitised_both_stay_callable(tally: Any) -> None:
+    with tally.case("mcp: tools a.b and a_b"):
+        toolset, again = McpToolset(hostile("collide"), name="c"), McpToolset(hostile("collide"), name="c")
+        try:
+            tools = {t.mcp_name: t for t in _loop.run_blocking(toolset.tools(), 60)}
+            names = {t.mcp_name: t.name for t in _loop.run_blocking(again.tools(), 60)}
+            assert {m: t.name for m, t in tools.items()} == names  # the same names every time
+            assert names["a_b"] == "a_b" and names["a.b"] != "a_b"
+            assert "'a.b'" in tools["a.b"].description and "dotted" in tools["a.b"].description
+            calls = [FunctionCall(names["a.b"], {}), FunctionCall("a_b", {})]
+            result = _loop.run_blocking(run(toolset, *calls), 60)
+            said = [r.response for e in result.events if not e.partial for r in e.function_responses()]
+            assert said == [{"result": "you called a.b"}, {"result": "you called a_b"}]
+            listed = servers_view({"c": toolset}, {"c": list(tools.values())}).text
+            assert f"{names['a.b']} (a.b)" in listed  # %adk mcp says which is which
+        finally:
+            close(toolset)
+            close(again)
