@@ -34,6 +34,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from ..core.errors import AdkError
 from ..models.keys import Secrets
@@ -137,7 +138,10 @@ class Connection:
             seen: set[str] = set()
             for _ in range(MAX_PAGES):
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                page = await session.list_tools(params=params)
+                try:
+                    page = await session.list_tools(params=params)
+                except ValidationError as exc:  # the SDK refuses the whole page
+                    raise await self._unlistable(session, params, exc) from None
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
@@ -150,6 +154,36 @@ class Connection:
         tools = await self._request(every_page, "listing its tools", timeout)
         self._tools = tools
         return tools
+
+    async def _unlistable(
+        self, session: ClientSession, params: types.PaginatedRequestParams | None, exc: ValidationError
+    ) -> AdkError:
+        """Why the SDK refused a page of tools, naming the tool. Built from where pydantic
+        failed and what it missed, never from its text, which quotes what the server sent."""
+        [first, *_] = exc.errors(include_input=False, include_url=False)
+        loc = first["loc"]
+        if len(loc) < 3 or loc[0] != "tools" or not isinstance(loc[1], int):
+            where = ".".join(map(str, loc))
+            return AdkError(
+                "mcp",
+                "internal",
+                "mcp_error",
+                f"MCP server {self.name!r} listed its tools in a shape MCP does not allow ({where}: {first['msg']}).",
+            )
+        tool = await _raw_tool_name(session, params, loc[1])
+        field = ".".join(map(str, loc[2:]))
+        problem = (
+            'it has no "type": "object" at the top, as MCP requires'
+            if loc[2:] == ("inputSchema", "type")
+            else f"{field}: {first['msg']}"
+        )
+        return AdkError(
+            "mcp",
+            "invalid_input",
+            "mcp_bad_schema",
+            f"MCP server {self.name!r}: the input schema of its tool {tool} cannot be used: {problem}. "
+            "Fix the schema in the server.",
+        )
 
     def _endless(self, what: str) -> AdkError:
         return AdkError(
@@ -447,6 +481,19 @@ def _warm_up() -> None:
     global _warming
     if _warming is None:
         _warming = asyncio.ensure_future(asyncio.to_thread(import_jsonschema))
+
+
+async def _raw_tool_name(session: ClientSession, params: types.PaginatedRequestParams | None, index: int) -> str:
+    """The name (quoted) of tool `index` of a page the SDK refused, asked for again without its
+    checks; "number N" when even that fails."""
+    try:
+        raw = await session._dispatcher.send_raw_request(  # the SDK has no unchecked listing
+            "tools/list", params.model_dump(mode="json", exclude_none=True) if params else None
+        )
+        name = raw["tools"][index]["name"]
+    except Exception:  # noqa: BLE001 - the name is a courtesy; the error stands without it
+        return f"number {index + 1}"
+    return repr(name) if isinstance(name, str) else f"number {index + 1}"
 
 
 def _progress_line(done: float, total: float | None, message: str | None) -> str:

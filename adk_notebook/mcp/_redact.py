@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
+from ..core.errors import AdkError
 from ..models.keys import Secrets
 
 __all__ = ["LOG_FILTER", "redacted", "redacted_error", "watch"]
@@ -47,11 +48,16 @@ def redacted(secrets: Secrets, value: T) -> T:
 
 
 def redacted_error(secrets: Secrets, exc: T) -> T:
-    """A protocol error (the server's own words) as a new MCPError with its secrets hidden; any
-    other exception (the transport's words) as it is: messages made from those redact them."""
-    if not secrets or not isinstance(exc, MCPError):
+    """A protocol error (the server's own words) as a new MCPError with its secrets hidden, and an
+    AdkError made from what the server sent likewise; any other exception (the transport's
+    words) as it is: messages made from those redact them."""
+    if not secrets:
         return exc
-    return MCPError(exc.code, secrets.scrub(exc.message), redacted(secrets, exc.error.data))  # type: ignore[return-value]  # an MCPError for an MCPError
+    if isinstance(exc, AdkError):
+        return secrets.error(exc)  # type: ignore[return-value]  # an AdkError for an AdkError
+    if isinstance(exc, MCPError):
+        return MCPError(exc.code, secrets.scrub(exc.message), redacted(secrets, exc.error.data))  # type: ignore[return-value]  # an MCPError for an MCPError
+    return exc
 
 
 # -- the SDK's logs ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from ..core.errors import AdkError
 from ..tools.base import Tool, Toolset
+from ..tools.dialects import UnusableSchema, inline_refs
 from ..tools.schema_check import JsonSchemaCheck
 from . import _loop
 from .results import response_data
@@ -98,7 +99,7 @@ class McpToolset(Toolset):
             else tuple([tool_filter] if isinstance(tool_filter, str) else tool_filter)
         )
         self._link = _Link(server, name, connect_timeout)
-        self._made: tuple[object, list[McpTool]] | None = None
+        self._made: tuple[object, list[McpTool], AdkError | None] | None = None
         self._listing_error: AdkError | None = None  # the server is up, but its tools could not be listed
 
     # -- the toolset ---------------------------------------------------------------------------
@@ -109,24 +110,42 @@ class McpToolset(Toolset):
             AdkError: the server cannot be started or reached, or (outside a run) it is up but
                 its tools cannot be listed: it hangs, pages without end, or sends a schema that
                 cannot be used. In a run (`ctx` given) that second kind does not stop the run:
-                it goes on without the server's tools, and the model gets one tool in their
-                place, `NAME_unavailable`, whose description says why (calling it returns the
-                error), so the model can tell the user; `%adk mcp` and `toolset.error` say it
-                too. A server that is not there at all still fails the run, as a missing
-                model would.
+                it goes on without the server's tools (only without the tools whose schema
+                cannot be used, when the listing itself went through), and the model gets one
+                tool in their place, `NAME_unavailable`, whose description says why (calling it
+                returns the error), so the model can tell the user; `%adk mcp` and
+                `toolset.error` say it too. A server that is not there at all still fails the
+                run, as a missing model would.
         """
         try:
             specs = await _loop.run(self._list())
-            if self._made is None or self._made[0] is not specs:
-                names = _tool_names([spec.name for spec in specs])
-                self._made = (specs, [McpTool(self, spec, names[spec.name]) for spec in specs])
         except AdkError as exc:
             self._listing_error = exc if self.status == "connected" else None
             if ctx is None or self._listing_error is None:
                 raise
-            return [_Unavailable(self, exc)]
-        self._listing_error = None
-        return self._filtered(self._made[1])
+            return [_Unavailable(self, exc, "its tools are")]
+        if self._made is None or self._made[0] is not specs:
+            self._made = (specs, *self._make(specs))
+        _, made, unusable = self._made
+        self._listing_error = unusable
+        if unusable is not None and ctx is None:
+            raise unusable
+        tools = self._filtered(made)
+        return tools if unusable is None else [*tools, _Unavailable(self, unusable, "some of its tools are")]
+
+    def _make(self, specs: list[Any]) -> tuple[list[McpTool], AdkError | None]:
+        """A tool per spec whose schema can be used, and one error naming those that cannot."""
+        names = _tool_names([spec.name for spec in specs])
+        made: list[McpTool] = []
+        problems: list[str] = []
+        for spec in specs:
+            try:
+                made.append(McpTool(self, spec, names[spec.name]))
+            except AdkError as exc:
+                problems.append(exc.message)
+        if not problems:
+            return made, None
+        return made, AdkError("mcp", "invalid_input", "mcp_bad_schema", " ".join(problems))
 
     async def _list(self) -> list[Any]:
         return await self._link.get().list_tools(self.timeout)
@@ -226,6 +245,7 @@ class McpTool(Tool):
         if self.name != self.mcp_name:  # the model, and whoever reads the tool cards, see which it is
             self.description = f"(MCP tool {self.mcp_name!r} of server {toolset.name!r}) {self.description}".rstrip()
         self._parameters: dict[str, Any] = dict(spec.input_schema or {"type": "object", "properties": {}})
+        _check_usable(toolset.name, spec.name, self._parameters)
         hints = getattr(spec, "annotations", None)
         self.is_read_only = bool(getattr(hints, "read_only_hint", False))
         self._check: JsonSchemaCheck | Literal[False] | None = None  # False: the schema is not valid JSON Schema
@@ -258,16 +278,39 @@ class McpTool(Tool):
         return f"<McpTool {self.name!r} of {self.toolset.name!r}>"
 
 
+def _check_usable(server: str, tool: str, schema: dict[str, Any]) -> None:
+    """An input schema every provider can be sent: an object at the top (as MCP requires), and
+    `$ref`s that can be written out (Gemini needs them inlined) within a bound.
+
+    Raises:
+        AdkError: `mcp_bad_schema`, naming the server, the tool and what is wrong.
+    """
+    problem = 'it has no "type": "object" at the top, as MCP requires'
+    if schema.get("type") == "object":
+        try:
+            inline_refs(schema)
+            return
+        except UnusableSchema as exc:
+            problem = exc.message
+    raise AdkError(
+        "mcp",
+        "invalid_input",
+        "mcp_bad_schema",
+        f"MCP server {server!r}: the input schema of its tool {tool!r} cannot be used: {problem}. "
+        "Fix the schema in the server.",
+    )
+
+
 class _Unavailable(Tool):
     """What the model gets in place of a server's tools it could not list: the reason, to tell the user."""
 
     is_read_only = True
 
-    def __init__(self, toolset: McpToolset, error: AdkError) -> None:
+    def __init__(self, toolset: McpToolset, error: AdkError, missing: str) -> None:
         self.name = _tool_name(f"{toolset.name}_unavailable")
         self.description = (
-            f"Not a real tool: MCP server {toolset.name!r} is unavailable in this run, so its tools are "
-            f"missing. {error.message} Calling this returns that error; tell the user if they need those tools."
+            f"Not a real tool: {missing} unavailable in this run (MCP server {toolset.name!r}). "
+            f"{error.message} Calling this returns that error; tell the user if they need them."
         )
         self._error = error
 

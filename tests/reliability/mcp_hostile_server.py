@@ -123,11 +123,26 @@ async def serve_http(server: Server[Any]) -> None:
         print(f"http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
 
 
+def send_unchecked_listings() -> None:
+    """Let tools/list results out as they are, as servers built without an SDK that checks do
+    (this SDK refuses to send a schema without `type: object`: "Handler returned an invalid result")."""
+    from mcp.server import runner
+
+    checked = runner._methods.serialize_server_result
+
+    def serialize(method: str, version: str, data: Any, **kw: Any) -> Any:
+        return dict(data) if method == "tools/list" else checked(method, version, data, **kw)
+
+    runner._methods.serialize_server_result = serialize  # type: ignore[assignment]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode")
     parser.add_argument("--http", action="store_true")
     args = parser.parse_args()
+    if args.mode == "typeless":
+        send_unchecked_listings()
     server = build(args.mode)
     anyio.run(serve_http if args.http else serve_stdio, server)
 

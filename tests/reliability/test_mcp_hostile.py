@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from adk_notebook import AdkError, FunctionCall, LlmAgent, RunResult, ScriptedModel
+from adk_notebook import AdkError, FunctionCall, GeminiModel, LlmAgent, RunResult, ScriptedModel
 from adk_notebook.mcp import HttpServer, McpToolset, StdioServer, _loop
 from adk_notebook.notebook.mcp_servers import servers_view
 from adk_notebook.notebook.workspace import Workspace
@@ -241,3 +241,34 @@ def test_tools_whose_names_collide_once_sanitised_both_stay_callable(tally: Any)
         finally:
             close(toolset)
             close(again)
+
+
+# -- 3. schemas that cannot be sent ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("refs", "expands past"),
+        ("recursive", "'Node' refers to itself"),
+        ("dangling", "'#/$defs/Missing'"),
+        ("typeless", 'no "type": "object"'),
+    ],
+)
+def test_a_schema_that_cannot_be_sent_is_a_clear_error_naming_server_and_tool(mode: str, says: str, tally: Any) -> None:
+    with tally.case(f"mcp: {mode} input schema"):
+        toolset = McpToolset(hostile(mode), name=mode)
+        try:
+            model = ScriptedModel(["done"])
+            result = LlmAgent(name="bot", model=model, toolsets=[toolset]).run("go")
+            body = GeminiModel("gemini-2.5-flash", api_key="unused").build_body(model.requests[0])
+            size = len(json.dumps(body))
+            print(f"[{mode}] the Gemini request is {size} bytes")
+            assert size < 20_000 and result.text == "done"  # the run goes on, its request stays small
+            kept = {"plain"} if mode != "typeless" else set()  # the SDK refuses a type-less listing whole
+            assert {d.name for d in model.requests[0].tools} == {*kept, f"{mode}_unavailable"}
+            with pytest.raises(AdkError) as caught:
+                _loop.run_blocking(toolset.tools(), 60)
+            error = caught.value
+            assert error.code == "mcp_bad_schema" and f"MCP server {mode!r}" in error.message, error
+            assert "tool 'odd'" in error.message and says in error.message, error
+        finally:
+            close(toolset)
