@@ -41,6 +41,7 @@ from ..models.keys import Secrets
 from ..tools.schema_check import import_jsonschema
 from . import _loop
 from ._redact import redacted, redacted_error, watch
+from ._schemas import NO_OBJECT, unusable_schema
 from ._stderr import StderrTail
 from .servers import HttpServer, StdioServer
 
@@ -172,18 +173,8 @@ class Connection:
             )
         tool = await _raw_tool_name(session, params, loc[1])
         field = ".".join(map(str, loc[2:]))
-        problem = (
-            'it has no "type": "object" at the top, as MCP requires'
-            if loc[2:] == ("inputSchema", "type")
-            else f"{field}: {first['msg']}"
-        )
-        return AdkError(
-            "mcp",
-            "invalid_input",
-            "mcp_bad_schema",
-            f"MCP server {self.name!r}: the input schema of its tool {tool} cannot be used: {problem}. "
-            "Fix the schema in the server.",
-        )
+        problem = NO_OBJECT if loc[2:] == ("inputSchema", "type") else f"{field}: {first['msg']}"
+        return unusable_schema(self.name, tool, problem)
 
     def _endless(self, what: str) -> AdkError:
         return AdkError(

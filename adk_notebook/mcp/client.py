@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from ..core.errors import AdkError
 from ..tools.base import Tool, Toolset
-from ..tools.dialects import UnusableSchema, inline_refs
 from ..tools.schema_check import JsonSchemaCheck
 from . import _loop
+from ._schemas import check_usable
 from .results import response_data
 from .servers import NOT_IN_NAMES, HttpServer, StdioServer
 
@@ -245,7 +246,7 @@ class McpTool(Tool):
         if self.name != self.mcp_name:  # the model, and whoever reads the tool cards, see which it is
             self.description = f"(MCP tool {self.mcp_name!r} of server {toolset.name!r}) {self.description}".rstrip()
         self._parameters: dict[str, Any] = dict(spec.input_schema or {"type": "object", "properties": {}})
-        _check_usable(toolset.name, spec.name, self._parameters)
+        check_usable(toolset.name, spec.name, self._parameters)
         hints = getattr(spec, "annotations", None)
         self.is_read_only = bool(getattr(hints, "read_only_hint", False))
         self._check: JsonSchemaCheck | Literal[False] | None = None  # False: the schema is not valid JSON Schema
@@ -276,29 +277,6 @@ class McpTool(Tool):
 
     def __repr__(self) -> str:
         return f"<McpTool {self.name!r} of {self.toolset.name!r}>"
-
-
-def _check_usable(server: str, tool: str, schema: dict[str, Any]) -> None:
-    """An input schema every provider can be sent: an object at the top (as MCP requires), and
-    `$ref`s that can be written out (Gemini needs them inlined) within a bound.
-
-    Raises:
-        AdkError: `mcp_bad_schema`, naming the server, the tool and what is wrong.
-    """
-    problem = 'it has no "type": "object" at the top, as MCP requires'
-    if schema.get("type") == "object":
-        try:
-            inline_refs(schema)
-            return
-        except UnusableSchema as exc:
-            problem = exc.message
-    raise AdkError(
-        "mcp",
-        "invalid_input",
-        "mcp_bad_schema",
-        f"MCP server {server!r}: the input schema of its tool {tool!r} cannot be used: {problem}. "
-        "Fix the schema in the server.",
-    )
 
 
 class _Unavailable(Tool):
@@ -338,9 +316,7 @@ def _tool_names(mcp_names: list[str]) -> dict[str, str]:
     order, and no other tool, changes what a tool is called.
     """
     safe = {name: _tool_name(name) for name in mcp_names}
-    taken: dict[str, int] = {}
-    for name in safe.values():
-        taken[name] = taken.get(name, 0) + 1
+    taken = Counter(safe.values())
     out = {}
     for name, candidate in safe.items():
         if taken[candidate] > 1 and name != candidate:
