@@ -548,6 +548,18 @@ class ErrorCode(StrEnum):
         "mcp_tool_error",
         "(tool response) The MCP tool reported an error result; the model reads it.",
     )
+    MCP_LIST_TIMEOUT = (
+        "mcp_list_timeout",
+        "The MCP server did not list its tools within the toolset's timeout. A run goes on without them; fix the server or raise timeout=.",
+    )
+    MCP_ENDLESS_LISTING = (
+        "mcp_endless_listing",
+        "The MCP server's tool list did not end: too many pages, or a cursor it had sent before. A run goes on without its tools; fix the server.",
+    )
+    MCP_BAD_SCHEMA = (
+        "mcp_bad_schema",
+        "An MCP tool's input schema cannot be used (no type object, a $ref that is missing or refers to itself, or too large once expanded); the message names the server and tool. A run goes on without that tool (without all the server's tools when the SDK refuses its listing); fix the schema.",
+    )
     NOT_FOUND = (
         "not_found",
         "mcp serve: the file, module or attribute named does not exist. Fix the target.",

@@ -34,10 +34,14 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from ..core.errors import AdkError
+from ..models.keys import Secrets
 from ..tools.schema_check import import_jsonschema
 from . import _loop
+from ._redact import redacted, redacted_error, watch
+from ._schemas import NO_OBJECT, unusable_schema
 from ._stderr import StderrTail
 from .servers import HttpServer, StdioServer
 
@@ -53,6 +57,8 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 _STOP = object()  # queue sentinel: close() asked the owner to finish
 _DIED = object()  # queue sentinel: the server's stderr closed, so it exited
 STDERR_GRACE = 1.0  # seconds to wait for a dead server's last stderr lines
+MAX_PAGES = 100  # pages of tools/list; a server with more tools than fit is not one an agent can use
+PING_TIMEOUT = 5.0  # seconds a server that sent -32000 has to show it is still there
 CLOSE_TIMEOUT = 10.0  # the SDK's stdio shutdown takes at most ~6 s (stdin closed, SIGTERM, SIGKILL)
 
 _live: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -72,17 +78,19 @@ class _Job:
         if future.cancelled() and self.scope is not None:  # the caller gave up: stop the request
             self.scope.cancel()
 
-    async def run(self, session: ClientSession, closed: Callable[[str], AdkError]) -> None:
+    async def run(self, session: ClientSession, closed: Callable[[str], AdkError], secrets: Secrets) -> None:
+        """Run the request; what the server answered (or the error it sent) leaves with its
+        secrets hidden: this is where a server's text enters our code."""
         if self.future.done():
             return
         try:
             with anyio.CancelScope() as self.scope:
                 result = await self.op(session)
                 if not self.future.done():
-                    self.future.set_result(result)
+                    self.future.set_result(redacted(secrets, result))
         except Exception as exc:  # noqa: BLE001 - handed to the caller
             if not self.future.done():
-                self.future.set_exception(exc)
+                self.future.set_exception(redacted_error(secrets, exc))
         finally:
             if not self.future.done():  # the owner is shutting down under this request
                 self.future.set_exception(closed(self.what))
@@ -105,25 +113,76 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
 
     # -- requests (on the MCP loop) ------------------------------------------------------------
-    async def list_tools(self) -> list[types.Tool]:
-        """Every tool the server offers (all pages), cached until it reconnects or says they changed."""
+    async def list_tools(self, timeout: float | None) -> list[types.Tool]:
+        """Every tool the server offers (all pages), cached until it reconnects or says they changed.
+
+        Bounded: within `timeout` seconds for all pages, at most MAX_PAGES pages, and never a
+        cursor twice; past a bound, an AdkError naming the server (the session stays).
+        """
         if self._tools is not None and self.status == "connected":
             return self._tools
 
         async def every_page(session: ClientSession) -> list[types.Tool]:
+            with anyio.move_on_after(timeout):
+                return await _pages(session)
+            raise AdkError(  # only reached when the clock ran out
+                "mcp",
+                "timeout",
+                "mcp_list_timeout",
+                f"MCP server {self.name!r} did not list its tools within {timeout:g} s. "
+                "Fix the server, or raise McpToolset(timeout=...) if it is just slow.",
+            )
+
+        async def _pages(session: ClientSession) -> list[types.Tool]:
             tools: list[types.Tool] = []
             cursor: str | None = None
-            while True:
+            seen: set[str] = set()
+            for _ in range(MAX_PAGES):
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                page = await session.list_tools(params=params)
+                try:
+                    page = await session.list_tools(params=params)
+                except ValidationError as exc:  # the SDK refuses the whole page
+                    raise await self._unlistable(session, params, exc) from None
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
                     return tools
+                if cursor in seen:
+                    raise self._endless(f"sent the same cursor {cursor[:40]!r} twice")
+                seen.add(cursor)
+            raise self._endless(f"was still paging after {MAX_PAGES} pages ({len(tools)} tools)")
 
-        tools = await self._request(every_page, "listing its tools", self.connect_timeout)
+        tools = await self._request(every_page, "listing its tools", timeout)
         self._tools = tools
         return tools
+
+    async def _unlistable(
+        self, session: ClientSession, params: types.PaginatedRequestParams | None, exc: ValidationError
+    ) -> AdkError:
+        """Why the SDK refused a page of tools, naming the tool. Built from where pydantic
+        failed and what it missed, never from its text, which quotes what the server sent."""
+        [first, *_] = exc.errors(include_input=False, include_url=False)
+        loc = first["loc"]
+        if len(loc) < 3 or loc[0] != "tools" or not isinstance(loc[1], int):
+            where = ".".join(map(str, loc))
+            return AdkError(
+                "mcp",
+                "internal",
+                "mcp_error",
+                f"MCP server {self.name!r} listed its tools in a shape MCP does not allow ({where}: {first['msg']}).",
+            )
+        tool = await _raw_tool_name(session, params, loc[1])
+        field = ".".join(map(str, loc[2:]))
+        problem = NO_OBJECT if loc[2:] == ("inputSchema", "type") else f"{field}: {first['msg']}"
+        return unusable_schema(self.name, tool, problem)
+
+    def _endless(self, what: str) -> AdkError:
+        return AdkError(
+            "mcp",
+            "internal",
+            "mcp_endless_listing",
+            f"MCP server {self.name!r} never finished listing its tools: it {what}. Fix the server.",
+        )
 
     async def call_tool(
         self, name: str, args: dict[str, Any], timeout: float | None, report: Callable[[str], Any] | None
@@ -133,7 +192,7 @@ class Connection:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
                 with contextlib.suppress(RuntimeError):  # the run it was for has ended (its loop closed)
-                    report(_progress_line(progress, total, message))
+                    report(self.server.redact(_progress_line(progress, total, message)))
 
         async def call(session: ClientSession) -> types.CallToolResult:
             return await session.call_tool(
@@ -162,7 +221,7 @@ class Connection:
                 f"MCP server {self.name!r} did not answer {what} within {timeout:g} s. "
                 "Raise McpToolset(timeout=...) if it is just slow.",
             )
-        if exc.code == types.CONNECTION_CLOSED:
+        if exc.code == types.CONNECTION_CLOSED and not await self._answers_ping():
             return await self._died(what, None)
         return AdkError(
             "mcp",
@@ -170,6 +229,21 @@ class Connection:
             "mcp_error",
             f"MCP server {self.name!r} answered {what} with an error: {exc.message}",
         )
+
+    async def _answers_ping(self) -> bool:
+        """Whether the session still works. -32000 is the SDK's "connection closed", and also
+        JSON-RPC's generic server error, which a live server sends with words of its own: then
+        the message is the server's answer and the connection stays."""
+        queue = self._queue
+        if self.status != "connected" or queue is None:
+            return False
+        job = _Job(lambda session: session.send_ping(), "a ping")
+        queue.put_nowait(job)
+        try:
+            await asyncio.wait_for(job.future, PING_TIMEOUT)
+        except Exception:  # noqa: BLE001 - whatever stopped the ping, the session is gone
+            return False
+        return True
 
     async def _died(self, what: str, exc: BaseException | None) -> AdkError:
         """The server went away during `what`: stop this session (the next request reconnects)."""
@@ -179,7 +253,7 @@ class Connection:
         if self._queue is not None and self.status == "connected":
             self.status = "exited"
             self._queue.put_nowait(_DIED)
-        reason = f": {exc}" if exc is not None and str(exc) else ""
+        reason = f": {self.server.redact(str(exc))}" if exc is not None and str(exc) else ""
         error = AdkError(
             "mcp",
             "unavailable",
@@ -225,7 +299,7 @@ class Connection:
                     ready.set_result(None)
                     async with anyio.create_task_group() as jobs:
                         while (job := await queue.get()) not in (_STOP, _DIED):
-                            jobs.start_soon(job.run, session, self._closed_error)
+                            jobs.start_soon(job.run, session, self._closed_error, self.server.secrets)
                         jobs.cancel_scope.cancel()
             if scope.cancelled_caught and not ready.done():
                 ready.set_exception(
@@ -247,6 +321,7 @@ class Connection:
         """Start the transport and the session, and do the MCP handshake."""
         _warm_up()
         server = self.server
+        watch(server)  # the SDK logs what the server sends
         if isinstance(server, StdioServer):
             home = asyncio.get_running_loop()
             tail = StderrTail(server.redact, lambda: self._on_stderr_closed(tail, home))
@@ -321,7 +396,7 @@ class Connection:
 
     # -- messages ------------------------------------------------------------------------------
     async def _start_error(self, exc: BaseException) -> AdkError:
-        cause = _root_cause(exc)
+        cause = redacted_error(self.server.secrets, _root_cause(exc))  # a refused handshake is the server's text
         if isinstance(cause, AdkError):
             return cause
         label = f"MCP server {self.name!r} ({self.server.label})"
@@ -373,7 +448,7 @@ class Connection:
             "mcp",
             "unavailable",
             "mcp_connect_failed",
-            f"{label} could not be reached: {_describe(cause)}.{hint}{self._stderr_text()}",
+            f"{label} could not be reached: {self.server.redact(_describe(cause))}.{hint}{self._stderr_text()}",
         )
 
     def _again(self) -> str:
@@ -397,6 +472,19 @@ def _warm_up() -> None:
     global _warming
     if _warming is None:
         _warming = asyncio.ensure_future(asyncio.to_thread(import_jsonschema))
+
+
+async def _raw_tool_name(session: ClientSession, params: types.PaginatedRequestParams | None, index: int) -> str:
+    """The name (quoted) of tool `index` of a page the SDK refused, asked for again without its
+    checks; "number N" when even that fails."""
+    try:
+        raw = await session._dispatcher.send_raw_request(  # the SDK has no unchecked listing
+            "tools/list", params.model_dump(mode="json", exclude_none=True) if params else None
+        )
+        name = raw["tools"][index]["name"]
+    except Exception:  # noqa: BLE001 - the name is a courtesy; the error stands without it
+        return f"number {index + 1}"
+    return repr(name) if isinstance(name, str) else f"number {index + 1}"
 
 
 def _progress_line(done: float, total: float | None, message: str | None) -> str:

@@ -18,7 +18,9 @@ kernel's loop, `agent.run()` on a private loop and scripts alike.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
@@ -26,6 +28,7 @@ from ..core.errors import AdkError
 from ..tools.base import Tool, Toolset
 from ..tools.schema_check import JsonSchemaCheck
 from . import _loop
+from ._schemas import check_usable
 from .results import response_data
 from .servers import NOT_IN_NAMES, HttpServer, StdioServer
 
@@ -63,7 +66,8 @@ class McpToolset(Toolset):
     Args:
         server: A `StdioServer` (a command to start) or an `HttpServer` (a URL to reach).
         tool_filter: Only these tools (their names), or those a `predicate(tool)` accepts.
-        timeout: Seconds one call may take (None: no limit); past it the model gets an error.
+        timeout: Seconds one call, or listing the tools, may take (None: no limit); past it
+            the model gets an error.
         connect_timeout: Seconds to start the server and finish the MCP handshake.
         name: Identifies the toolset in messages and notebooks (default: from the command or host).
     """
@@ -96,18 +100,56 @@ class McpToolset(Toolset):
             else tuple([tool_filter] if isinstance(tool_filter, str) else tool_filter)
         )
         self._link = _Link(server, name, connect_timeout)
-        self._made: tuple[object, list[McpTool]] | None = None
+        self._made: tuple[object, list[McpTool], AdkError | None] | None = None
+        self._listing_error: AdkError | None = None  # the server is up, but its tools could not be listed
 
     # -- the toolset ---------------------------------------------------------------------------
     async def tools(self, ctx: ReadonlyContext | None = None) -> list[Tool]:
-        """The server's tools (connecting first when needed), filtered by `tool_filter`."""
-        specs = await _loop.run(self._list())
+        """The server's tools (connecting first when needed), filtered by `tool_filter`.
+
+        Raises:
+            AdkError: the server cannot be started or reached, or (outside a run) it is up but
+                its tools cannot be listed: it hangs, pages without end, or sends a schema that
+                cannot be used. In a run (`ctx` given) that second kind does not stop the run:
+                it goes on without the server's tools (only without the tools whose schema
+                cannot be used, when the listing itself went through), and the model gets one
+                tool in their place, `NAME_unavailable`, whose description says why (calling it
+                returns the error), so the model can tell the user; `%adk mcp` and
+                `toolset.error` say it too. A server that is not there at all still fails the
+                run, as a missing model would.
+        """
+        try:
+            specs = await _loop.run(self._list())
+        except AdkError as exc:
+            self._listing_error = exc if self.status == "connected" else None
+            if ctx is None or self._listing_error is None:
+                raise
+            return [_Unavailable(self, exc, "its tools are")]
         if self._made is None or self._made[0] is not specs:
-            self._made = (specs, [McpTool(self, spec) for spec in specs])
-        return self._filtered(self._made[1])
+            self._made = (specs, *self._make(specs))
+        _, made, unusable = self._made
+        self._listing_error = unusable
+        if unusable is not None and ctx is None:
+            raise unusable
+        tools = self._filtered(made)
+        return tools if unusable is None else [*tools, _Unavailable(self, unusable, "some of its tools are")]
+
+    def _make(self, specs: list[Any]) -> tuple[list[McpTool], AdkError | None]:
+        """A tool per spec whose schema can be used, and one error naming those that cannot."""
+        names = _tool_names([spec.name for spec in specs])
+        made: list[McpTool] = []
+        problems: list[str] = []
+        for spec in specs:
+            try:
+                made.append(McpTool(self, spec, names[spec.name]))
+            except AdkError as exc:
+                problems.append(exc.message)
+        if not problems:
+            return made, None
+        return made, AdkError("mcp", "invalid_input", "mcp_bad_schema", " ".join(problems))
 
     async def _list(self) -> list[Any]:
-        return await self._link.get().list_tools()
+        return await self._link.get().list_tools(self.timeout)
 
     def _filtered(self, tools: list[McpTool]) -> list[Tool]:
         chosen = self.tool_filter
@@ -174,9 +216,12 @@ class McpToolset(Toolset):
 
     @property
     def error(self) -> AdkError | None:
-        """Why the last start or call failed, while the connection is not live."""
+        """Why the last start or call failed while the connection is not live, or why the last
+        listing of its tools failed while it is."""
         connection = self._link.connection
-        return connection.error if connection is not None and connection.status != "connected" else None
+        if connection is None:
+            return None
+        return connection.error if connection.status != "connected" else self._listing_error
 
     @property
     def stderr_lines(self) -> list[str]:
@@ -193,12 +238,15 @@ class McpToolset(Toolset):
 class McpTool(Tool):
     """One tool of an MCP server: its schema as the parameters, a call to the server as `execute`."""
 
-    def __init__(self, toolset: McpToolset, spec: Any) -> None:
+    def __init__(self, toolset: McpToolset, spec: Any, name: str | None = None) -> None:
         self.toolset = toolset
         self.mcp_name: str = spec.name
-        self.name = _tool_name(spec.name)
+        self.name = name or _tool_name(spec.name)
         self.description = spec.description or getattr(spec, "title", None) or ""
+        if self.name != self.mcp_name:  # the model, and whoever reads the tool cards, see which it is
+            self.description = f"(MCP tool {self.mcp_name!r} of server {toolset.name!r}) {self.description}".rstrip()
         self._parameters: dict[str, Any] = dict(spec.input_schema or {"type": "object", "properties": {}})
+        check_usable(toolset.name, spec.name, self._parameters)
         hints = getattr(spec, "annotations", None)
         self.is_read_only = bool(getattr(hints, "read_only_hint", False))
         self._check: JsonSchemaCheck | Literal[False] | None = None  # False: the schema is not valid JSON Schema
@@ -231,9 +279,48 @@ class McpTool(Tool):
         return f"<McpTool {self.name!r} of {self.toolset.name!r}>"
 
 
+class _Unavailable(Tool):
+    """What the model gets in place of a server's tools it could not list: the reason, to tell the user."""
+
+    is_read_only = True
+
+    def __init__(self, toolset: McpToolset, error: AdkError, missing: str) -> None:
+        self.name = _tool_name(f"{toolset.name}_unavailable")
+        self.description = (
+            f"Not a real tool: {missing} unavailable in this run (MCP server {toolset.name!r}). "
+            f"{error.message} Calling this returns that error; tell the user if they need them."
+        )
+        self._error = error
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> Any:
+        raise self._error
+
+
 def _tool_name(name: str) -> str:
     """MCP allows names providers refuse (dots, slashes, 128 characters): make it one they accept."""
     safe = NOT_IN_NAMES.sub("_", name)
     if not safe or not (safe[0].isalpha() or safe[0] == "_"):
         safe = "_" + safe
     return safe[:64]
+
+
+def _tool_names(mcp_names: list[str]) -> dict[str, str]:
+    """A distinct provider-safe name for each MCP name, the same whatever order they come in.
+
+    `a.b` and `a_b` are both `a_b` once sanitised: a name that was already safe keeps it, and
+    the others get a suffix from a hash of their own MCP name (`a_b_3f2c1d`), so no listing
+    order, and no other tool, changes what a tool is called.
+    """
+    safe = {name: _tool_name(name) for name in mcp_names}
+    taken = Counter(safe.values())
+    out = {}
+    for name, candidate in safe.items():
+        if taken[candidate] > 1 and name != candidate:
+            suffix = hashlib.sha256(name.encode()).hexdigest()[:6]
+            candidate = f"{candidate[: 64 - 7]}_{suffix}"
+        out[name] = candidate
+    return out

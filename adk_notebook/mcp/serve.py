@@ -170,7 +170,9 @@ async def _run(request: Any, caller: str, tool: Tool, args: dict[str, Any]) -> t
         group.start_soon(forward)
         try:
             result = await tool.execute(ctx, args)
-        except Exception as exc:  # noqa: BLE001 - a failing tool is an error result, not a dead server
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - a failing tool is an error result, not a dead server
+            # sys.exit() or a KeyboardInterrupt from a tool ends that call, not the server; a
+            # Ctrl-C meant for the server arrives while it waits for a call (HTTP: uvicorn's own handler).
             return _error(f"Tool {tool.name!r} failed: {_message(exc)}")
         finally:
             loop.call_soon_threadsafe(lines.put_nowait, None)
@@ -226,7 +228,9 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def _message(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, AdkError) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, AdkError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 # -- running ---------------------------------------------------------------------------------

@@ -14,29 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import AdkError
+from ..models.keys import MASK, Secrets
 
 __all__ = ["HIDDEN", "NOT_IN_NAMES", "HttpServer", "StdioServer"]
 
 NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_-]")  # what a tool or server name may not contain
-HIDDEN = "***"
-
-
-class _Secrets:
-    """Values a server spec must never show: env and header values, and any the user names."""
-
-    def __init__(self, values: Iterable[str]) -> None:
-        # Longest first, so a secret that contains another is hidden whole; very short values
-        # ("1", "on") would only garble text, and are not credentials.
-        self._values = sorted(
-            {v for v in values if isinstance(v, str) and len(v) >= 4},
-            key=len,
-            reverse=True,
-        )
-
-    def redact(self, text: str) -> str:
-        for value in self._values:
-            text = text.replace(value, HIDDEN)
-        return text
+HIDDEN = MASK
+SHORTEST_SECRET = 4  # "1" or "on" in an env value would only garble text; they are not credentials
 
 
 class StdioServer:
@@ -76,7 +60,7 @@ class StdioServer:
         self.args = tuple(_strings(args, "StdioServer args"))
         self.env = {str(k): v for k, v in _string_map(env, "StdioServer env").items()}
         self.cwd = os.fspath(cwd) if cwd is not None else None
-        self._secrets = _Secrets([*self.env.values(), *secrets])
+        self.secrets = Secrets([*self.env.values(), *secrets], min_length=SHORTEST_SECRET)
 
     @property
     def label(self) -> str:
@@ -88,7 +72,7 @@ class StdioServer:
         return NOT_IN_NAMES.sub("_", Path(self.command).stem) or "mcp"
 
     def redact(self, text: str) -> str:
-        return self._secrets.redact(text)
+        return self.secrets.scrub(text)
 
     def _key(self) -> tuple[Any, ...]:
         return (
@@ -96,7 +80,7 @@ class StdioServer:
             self.args,
             sorted(self.env.items()),
             self.cwd,
-            self._secrets._values,
+            self.secrets.values,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -141,7 +125,8 @@ class HttpServer:
             )
         self.url = url
         self.headers = _string_map(headers, "HttpServer headers")
-        self._secrets = _Secrets([*self.headers.values(), *secrets, *_userinfo(url)])
+        # Each header's value and the parts a server may echo alone (the token after "Bearer ").
+        self.secrets = Secrets.of(self.headers, also=[*secrets, *_userinfo(url)], min_length=SHORTEST_SECRET)
 
     @property
     def label(self) -> str:
@@ -153,10 +138,10 @@ class HttpServer:
         return NOT_IN_NAMES.sub("_", host) or "mcp"
 
     def redact(self, text: str) -> str:
-        return self._secrets.redact(text)
+        return self.secrets.scrub(text)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.url, sorted(self.headers.items()), self._secrets._values)
+        return (self.url, sorted(self.headers.items()), self.secrets.values)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, HttpServer) and self._key() == other._key()

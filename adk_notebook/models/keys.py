@@ -69,20 +69,28 @@ class Secrets:
 
     __slots__ = ("values",)
 
-    def __init__(self, values: Iterable[str] = ()) -> None:
-        kept = {v for v in values if len(v) >= MIN_SECRET_LENGTH}
+    def __init__(self, values: Iterable[str] = (), *, min_length: int = MIN_SECRET_LENGTH) -> None:
+        kept = {v for v in values if isinstance(v, str) and len(v) >= min_length}
         self.values = tuple(sorted(kept, key=len, reverse=True))  # longest first: "Bearer k" before "k"
 
     @classmethod
-    def of(cls, headers: Mapping[str, str], userinfo: tuple[str, str] | None = None) -> Secrets:
-        values: list[str] = []
+    def of(
+        cls,
+        headers: Mapping[str, str],
+        userinfo: tuple[str, str] | None = None,
+        *,
+        also: Iterable[str] = (),
+        min_length: int = MIN_SECRET_LENGTH,
+    ) -> Secrets:
+        """The secrets of these headers and userinfo, and the values `also` names."""
+        values: list[str] = list(also)
         for name, value in headers.items():
             if name.lower() not in _PUBLIC_HEADERS:
                 values += _pieces(value)
         if userinfo is not None:
             user, password = userinfo
             values += [user, password, f"{user}:{password}"]
-        return cls(values)
+        return cls(values, min_length=min_length)
 
     def __bool__(self) -> bool:
         return bool(self.values)

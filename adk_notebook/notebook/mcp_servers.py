@@ -154,7 +154,8 @@ def _listed(toolset: McpToolset) -> list[Tool]:
     from ..mcp import _loop
 
     try:
-        return _loop.run_blocking(toolset.tools(), timeout=(toolset._link.connect_timeout or 60) + 15)
+        waits = (toolset._link.connect_timeout or 60) + (toolset.timeout or 60)  # to start, then to list
+        return _loop.run_blocking(toolset.tools(), timeout=waits + 15)
     except (AdkError, TimeoutError):  # the view shows toolset.error
         return []
 
@@ -310,6 +311,12 @@ def servers_card(entries: Sequence[ServerEntry], toolsets: Mapping[str, Any], ke
     )
 
 
+def _listed_name(tool: Any) -> str:
+    """`name`, or `name (mcp.name)` when the server calls it something providers refuse."""
+    original = getattr(tool, "mcp_name", tool.name)
+    return tool.name if original == tool.name else f"{tool.name} ({original})"
+
+
 def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], only: str | None = None) -> Display:
     """`%adk mcp [NAME]`: every server's status and tools, with the last stderr lines of a failed one;
     for one server, its tools' schemas too."""
@@ -318,7 +325,7 @@ def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], on
     rows, html, text = [], [], []
     for name, toolset in toolsets.items():
         found = tools.get(name)
-        listed = ", ".join(t.name for t in found) if found else ""
+        listed = ", ".join(_listed_name(t) for t in found) if found else ""
         rows.append([name, _transport(toolset), toolset.server.label, toolset.status, listed])
     table = Table(
         f"MCP servers ({len(rows)})",
@@ -330,7 +337,7 @@ def servers_view(toolsets: Mapping[str, Any], tools: Mapping[str, list[Any]], on
     text.append(table.text)
     for name, toolset in toolsets.items():
         error = toolset.error
-        if error is not None and toolset.status != "connected":
+        if error is not None:
             message = error.message.split("\nIts last stderr lines:")[0]
             html.append(f"<div><b>{escape(name)}</b>: {escape(message)}</div>")
             text.append(f"{name}: {message}")

@@ -13,6 +13,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..core.error_codes import ErrorCode
+from ..core.errors import AdkError
+
 __all__ = [
     "anthropic_output_schema",
     "drop_titles",
@@ -20,7 +23,11 @@ __all__ = [
     "inline_refs",
     "map_subschemas",
     "rewrite_schema",
+    "MAX_INLINED_NODES",
+    "UnusableSchema",
 ]
+
+MAX_INLINED_NODES = 5000  # schema nodes a schema may have once its $refs are inlined
 
 # Keywords whose values are schemas, maps of schemas or lists of schemas.
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
@@ -93,22 +100,43 @@ def rewrite_schema(schema: Any, rule: Callable[[dict[str, Any]], dict[str, Any]]
     return map_subschemas(rule(schema), lambda child: rewrite_schema(child, rule))
 
 
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+class UnusableSchema(AdkError, ValueError):
+    """A schema whose `$ref`s cannot be inlined: recursive, dangling, remote, or too large
+    once expanded. A ValueError too, for callers that caught the ValueError it used to be."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("config", "invalid_input", ErrorCode.INVALID_SCHEMA, message)
+
+
+def inline_refs(schema: dict[str, Any], *, max_nodes: int = MAX_INLINED_NODES) -> dict[str, Any]:
     """Replace each local `$ref` by the definition it points to, and drop `$defs`.
 
     Keywords beside a `$ref` (a field's description or default) win over the definition's.
+    Bounded: a definition used many times at many levels grows exponentially once written out
+    (2 KB of nested `$ref`s became megabytes per request), so past `max_nodes` schema nodes it stops.
 
     Raises:
-        ValueError: a definition refers to itself; such a schema cannot be written out.
+        UnusableSchema: a definition refers to itself, a `$ref` is missing or not local, or
+            the schema written out would pass `max_nodes`.
     """
+    made = 0
 
     def resolve(node: Any, seen: frozenset[str]) -> Any:
+        nonlocal made
         if not isinstance(node, dict):
             return node
+        made += 1
+        if made > max_nodes:
+            raise UnusableSchema(
+                f"it expands past {max_nodes} schema nodes once its $refs are written out (Gemini "
+                "needs them written out); define fewer nested, repeated references"
+            )
         if "$ref" in node:
             ref = node["$ref"]
+            if not isinstance(ref, str):
+                raise UnusableSchema(f"cannot inline {ref!r}: a $ref must be a string")
             if ref in seen:
-                raise ValueError(
+                raise UnusableSchema(
                     f"{ref.rsplit('/', 1)[-1]!r} refers to itself (a recursive model); tool "
                     "schemas must be finite, so limit the nesting with a non-recursive model"
                 )
@@ -214,11 +242,13 @@ def _with_note(description: str | None, note: str) -> str:
 def _lookup(root: dict[str, Any], ref: str) -> dict[str, Any]:
     """Follow a local JSON pointer such as `#/$defs/Address`."""
     if not ref.startswith("#"):
-        raise ValueError(f"cannot inline {ref!r}: only local references ('#/...') are supported")
+        raise UnusableSchema(f"cannot inline {ref!r}: only local references ('#/...') are supported")
     node: Any = root
     for part in filter(None, ref[1:].split("/")):
         part = part.replace("~1", "/").replace("~0", "~")
         if not isinstance(node, dict) or part not in node:
-            raise ValueError(f"cannot inline {ref!r}: no such definition in the schema")
+            raise UnusableSchema(f"cannot inline {ref!r}: no such definition in the schema")
         node = node[part]
+    if not isinstance(node, dict):
+        raise UnusableSchema(f"cannot inline {ref!r}: it does not point at a schema object")
     return node
