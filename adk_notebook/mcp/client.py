@@ -167,6 +167,20 @@ class McpToolset(Toolset):
             )
         return [t for t in tools if t.name in chosen or t.mcp_name in chosen]
 
+    def same_server(self, other: object) -> bool:
+        """Whether `other` is this toolset or a subset of it: one connection to one server."""
+        return isinstance(other, McpToolset) and other._link is self._link
+
+    def tools_blocking(self) -> list[Tool]:
+        """`tools()` from synchronous code (a magic), waiting as long as starting the server and
+        listing may take."""
+        waits = (self._link.connect_timeout or 60) + (self.timeout or 60)
+        return _loop.run_blocking(self.tools(), timeout=waits + 15)
+
+    def close_blocking(self, timeout: float = 15) -> None:
+        """`close()` from synchronous code (a magic, the end of the kernel)."""
+        _loop.run_blocking(self.close(), timeout=timeout)
+
     def subset(self, names: Iterable[str]) -> McpToolset:
         """Some of this toolset's tools, over the same connection (one server process for both)."""
         view = McpToolset.__new__(McpToolset)

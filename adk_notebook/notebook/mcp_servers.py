@@ -134,37 +134,27 @@ class McpServers(Mapping[str, "McpToolset"]):
         old = self._toolsets.pop(name)
         _close(old)
         for agent in agents:
-            agent.toolsets = [ts for ts in agent.toolsets if not _shares(ts, old)]
+            agent.toolsets = [ts for ts in agent.toolsets if not old.same_server(ts)]
 
 
 def _moved(toolset: Toolset, old: McpToolset, new: McpToolset) -> Toolset:
     """What an agent holds instead of `toolset` once `old` is replaced by `new`."""
-    if not _shares(toolset, old):
+    if not old.same_server(toolset):
         return toolset
     chosen = getattr(toolset, "tool_filter", None)
     return new if chosen is None else new.subset(chosen)
 
 
-def _shares(toolset: Any, other: McpToolset) -> bool:
-    """`toolset` is `other` or one of its subsets (the same connection)."""
-    return getattr(toolset, "_link", None) is other._link
-
-
 def _listed(toolset: McpToolset) -> list[Tool]:
-    from ..mcp import _loop
-
     try:
-        waits = (toolset._link.connect_timeout or 60) + (toolset.timeout or 60)  # to start, then to list
-        return _loop.run_blocking(toolset.tools(), timeout=waits + 15)
+        return toolset.tools_blocking()
     except (AdkError, TimeoutError):  # the view shows toolset.error
         return []
 
 
 def _close(toolset: McpToolset) -> None:
-    from ..mcp import _loop
-
     try:
-        _loop.run_blocking(toolset.close(), timeout=15)
+        toolset.close_blocking()
     except TimeoutError:
         pass
 
