@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +167,22 @@ def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> Any:
     return child
 
 
+@contextmanager
+def _screen_on_failure(child: Any) -> Iterator[None]:
+    """A REPL session in a pty: what the screen showed when an expected line did not come; closed after."""
+    import pexpect
+
+    try:
+        yield
+    except (pexpect.TIMEOUT, pexpect.EOF) as exc:
+        raise AssertionError(
+            f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
+            f"{child.logfile_read.getvalue()}"
+        ) from None
+    finally:
+        child.close(force=True)
+
+
 def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> None:
     """Ctrl-C stops an answer, Ctrl-C at the prompt drops the line, readline edits and recalls
     lines, --tools gives tools, Ctrl-D quits."""
@@ -181,7 +199,7 @@ def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> Non
     with LoopbackServer(script) as server:
         env = {**repl_env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
         child = _spawn(["--model", "openai:gpt-4o-mini", "--tools", "weather_tools:get_weather"], env, tmp_path)
-        try:
+        with _screen_on_failure(child):
             child.expect_exact("🤖 Agent 'assistant' ready! Model: openai:gpt-4o-mini.")
             child.expect_exact("Tools: get_weather")
             child.expect_exact("You: ")
@@ -211,13 +229,6 @@ def test_the_repl_on_a_terminal(repl_env: dict[str, str], tmp_path: Path) -> Non
             child.sendeof()  # Ctrl-D
             child.expect_exact("Goodbye!")
             child.expect(pexpect.EOF)
-        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            raise AssertionError(
-                f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
-                f"{child.logfile_read.getvalue()}"
-            ) from None
-        finally:
-            child.close(force=True)
         assert child.exitstatus == 0, child.before
         requests = server.requests
     assert len(requests) == 5, [_user_texts(r) for r in requests]
@@ -314,7 +325,7 @@ def test_text_typed_during_an_answer_is_kept_for_the_next_prompt(repl_env: dict[
     with LoopbackServer(script) as server:
         env = {**repl_env, "OPENAI_API_KEY": "loopback", "OPENAI_BASE_URL": server.url + "/v1"}
         child = _spawn(["--model", "openai:gpt-4o-mini"], env, tmp_path)
-        try:
+        with _screen_on_failure(child):
             child.expect_exact("You: ")
             child.sendline("Tell me a short story.")
             child.expect_exact("word2 ")
@@ -339,13 +350,6 @@ def test_text_typed_during_an_answer_is_kept_for_the_next_prompt(repl_env: dict[
             child.expect_exact("You: ")
             child.sendeof()
             child.expect(pexpect.EOF)
-        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
-            raise AssertionError(
-                f"the REPL did not show what was expected ({type(exc).__name__}); the screen:\n"
-                f"{child.logfile_read.getvalue()}"
-            ) from None
-        finally:
-            child.close(force=True)
         requests = server.requests
     assert [_user_texts(r)[-1] for r in requests] == [
         "Tell me a short story.",

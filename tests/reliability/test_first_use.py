@@ -25,13 +25,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.testing import globalipapp
 from provider_env import PROVIDER_VARIABLES
 from pydantic import BaseModel
+from test_magics import ip
 
 from adk_notebook import FunctionTool, LlmAgent, SqliteSessionService, tool
 from adk_notebook.notebook import get_workspace
 from adk_notebook.notebook.render import EDGE_DASHES
+
+__all__ = ["ip"]  # the fixture, test_magics' one global shell with the extension
 
 
 class Plain:
@@ -110,13 +112,6 @@ def test_a_parameters_model_with_an_unsupported_field_is_one_line(tally: Any) ->
 
 
 # -- the same in a notebook's %%tool cell -----------------------------------------------------
-@pytest.fixture(scope="module")
-def ip() -> Any:
-    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one global shell, whichever module starts it
-    shell.run_cell("%load_ext adk_notebook")
-    return shell
-
-
 @pytest.fixture()
 def shell(ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     for key in PROVIDER_VARIABLES:  # no provider key: a model string is checked without one
