@@ -107,6 +107,10 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 __version__ = "0.1.0"
 
+# What `from adk_notebook import *` binds: everything the base install can import. The names that
+# need an extra, PostgresSessionService ([postgres]) and OpenTelemetryPlugin ([otel]), are not
+# listed, so a star-import works without them; `from adk_notebook import PostgresSessionService`
+# works with its extra and, without it, raises an ImportError naming the extra.
 __all__ = [
     "AdkError",
     "Agent",
@@ -153,11 +157,9 @@ __all__ = [
     "MergedToolset",
     "ModelPrice",
     "OpenAIModel",
-    "OpenTelemetryPlugin",
     "ParallelAgent",
     "Part",
     "Plugin",
-    "PostgresSessionService",
     "PrefixedToolset",
     "PythonCodeExecutor",
     "ReadonlyContext",

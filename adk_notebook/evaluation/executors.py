@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from ..agents.base import Agent
 from ..core.errors import AdkError
+from ..extras import install_hint
 
 __all__ = ["AgentSource", "Executor", "map_agent"]
 
@@ -106,7 +107,7 @@ async def _map_ray(
     try:
         import ray
     except ImportError as exc:
-        raise ImportError("executor='ray' needs Ray: pip install 'adk-notebook[ray]'") from exc
+        raise ImportError(f"executor='ray' needs Ray: {install_hint('ray')}") from exc
     started = not ray.is_initialized()
     if started:
         if address is None:  # a local Ray for this run, importing what this process imports

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..core.content import Content
 from ..core.errors import AdkError
+from ..extras import requires
 from ..models.base import Llm, LlmRequest
 from .criteria import CRITERIA_SOURCE, ArgsMatch, JudgeCriterion, MatchType, TrajectoryCriterion, check_criterion
 from .evalset import Invocation, ToolUse
@@ -92,21 +93,23 @@ class ToolTrajectory:
 
 @dataclass(frozen=True, slots=True)
 class ResponseMatch:
-    """ROUGE-1 F-measure of the response against the reference, stemmed, as google-adk scores it."""
+    """ROUGE-1 F-measure of the response against the reference, stemmed, as google-adk scores it.
+
+    Without rouge-score (extra `[eval]`) it refuses to be made, so `evaluate` fails before any
+    case runs with the extra named, rather than scoring every case None."""
 
     name: str = "response_match_score"
+
+    def __post_init__(self) -> None:
+        requires("eval", what=self.name)
 
     async def score(self, expected: Invocation, actual: Invocation) -> float | None:
         return rouge_1(actual.response_text, expected.response_text)
 
 
 def rouge_1(candidate: str, reference: str) -> float:
-    try:
-        from rouge_score import rouge_scorer
-    except ImportError as exc:
-        raise ImportError(
-            "response_match_score needs the rouge-score package: pip install 'adk-notebook[eval]'"
-        ) from exc
+    from rouge_score import rouge_scorer  # [eval]; ResponseMatch checked it is there
+
     scorer = rouge_scorer.RougeScorer(["rouge1"], tokenizer=_UnicodeTokenizer())
     return float(scorer.score(reference, candidate)["rouge1"].fmeasure)
 

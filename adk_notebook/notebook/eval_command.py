@@ -68,7 +68,7 @@ def eval_command(workspace: Workspace, line: str) -> EvalReport | Display:
     agent = workspace.agent(args.agent)
     try:
         return run_sync(evaluate(agent, args.path, criteria, max_concurrency=args.max_concurrency))
-    except AdkError as exc:
+    except (AdkError, ImportError) as exc:  # ImportError: a metric's extra is missing
         raise UsageError(f"%adk eval: {exc}") from None
 
 

@@ -65,6 +65,20 @@ def _parse(magic: Callable[..., Any], line: str, prefix: str) -> Any:
         raise UsageError(f"{prefix}: {exc} in {line.strip()!r}") from None
 
 
+def _requires(extras: list[str]) -> None:
+    """`%adk requires eval ray`: nothing when the extras are installed, else one line naming the first missing."""
+    from ..extras import EXTRAS, requires
+
+    if not extras:
+        raise UsageError(
+            f"%adk requires needs the names of extras, e.g. %adk requires eval; the extras: {', '.join(EXTRAS)}."
+        )
+    try:
+        requires(*extras, what="this notebook")
+    except (ImportError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 _WORKFLOWS = ("sequential", "parallel", "loop", "map")
 _WORKFLOW_REFUSES = (
     "model",
@@ -373,7 +387,7 @@ class AdkMagics(Magics):
     @argument("--mermaid", action="store_true", help="graph: print Mermaid flowchart text instead of drawing SVG.")
     @no_var_expand
     @line_magic
-    def adk(self, line: str) -> Display | EvalReport:
+    def adk(self, line: str) -> Display | EvalReport | None:
         """Look at the notebook's tools, agents, sessions and state, and what a model receives.
 
         %adk tools | agents | sessions [--use VAR|URL] | state AGENT [--session ID] | schema TOOL
@@ -381,7 +395,11 @@ class AdkMagics(Magics):
         %adk graph AGENT [--mermaid]
         %adk eval AGENT PATH [--criteria JSON] | eval save AGENT [--session S] --to PATH
         %adk trace [AGENT] [--file PATH] [--run N]
+        %adk requires EXTRA ...    (a notebook's first cell: fails in one line naming a missing pip extra)
         """
+        if line.split(maxsplit=1)[:1] == ["requires"]:
+            _requires(line.split()[1:])
+            return None
         if line.split(maxsplit=1)[:1] == ["eval"]:  # its own parser; the evaluation package loads on first use
             from .eval_command import eval_command
 

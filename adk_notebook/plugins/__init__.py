@@ -1,6 +1,7 @@
 """Plugins: hooks applied to every agent of a run, and the exporters of its trace.
 
-`OpenTelemetryPlugin` needs the `[otel]` extra and loads on first use.
+`OpenTelemetryPlugin` needs the `[otel]` extra and loads on first use; it is not in `__all__`, so
+that `from adk_notebook.plugins import *` works without the extra.
 """
 
 from ..core.trace import ModelPrice, Span
@@ -10,7 +11,6 @@ from .jsonl import JsonlTraceExporter, read_traces
 __all__ = [
     "JsonlTraceExporter",
     "ModelPrice",
-    "OpenTelemetryPlugin",
     "Plugin",
     "Span",
     "read_traces",

@@ -17,13 +17,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
+from ..extras import install_hint
 from .base import Plugin
 
 try:
     from opentelemetry import trace as otel_trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("OpenTelemetryPlugin needs OpenTelemetry: pip install 'adk-notebook[otel]'") from exc
+    raise ImportError(f"OpenTelemetryPlugin needs OpenTelemetry: {install_hint('otel')}") from exc
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

@@ -10,9 +10,11 @@ from .in_memory import InMemorySessionService
 from .sqlite import SqliteSessionService
 
 if TYPE_CHECKING:
-    from .postgres import PostgresSessionService
+    from .postgres import PostgresSessionService as PostgresSessionService  # for type checkers
 
-__all__ = ["BaseSessionService", "InMemorySessionService", "PostgresSessionService", "Session", "SqliteSessionService"]
+# PostgresSessionService (extra `[postgres]`) is importable by name but not listed, so that
+# `from adk_notebook.sessions import *` works without the extra.
+__all__ = ["BaseSessionService", "InMemorySessionService", "Session", "SqliteSessionService"]
 
 
 def __getattr__(name: str) -> object:
