@@ -86,7 +86,7 @@ LAB_SETTINGS = {
 }
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
     """Skip the browser suite, or fail it when it is required (CI)."""
     if REQUIRED:
         pytest.fail(f"browser suite required (ADK_BROWSER_REQUIRED=1) but {reason}", pytrace=False)
@@ -99,9 +99,9 @@ def chromium_path() -> str:
     """/usr/bin/chromium; installed from Debian's packages when missing (root only)."""
     if not os.path.exists(CHROMIUM):
         if not hasattr(os, "geteuid") or os.geteuid() != 0:
-            _unavailable(f"{CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)")
+            unavailable(f"{CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)")
         if shutil.which("apt-get") is None:
-            _unavailable(f"{CHROMIUM} is missing and there is no apt-get to install it")
+            unavailable(f"{CHROMIUM} is missing and there is no apt-get to install it")
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         lock = ["-o", "DPkg::Lock::Timeout=600"]  # another apt-get may hold the lock for a while
         start = time.monotonic()
@@ -286,7 +286,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, stand_in_model: StandInOpenAI)
         import jupyterlab  # noqa: F401
         import playwright  # noqa: F401
     except ImportError as exc:
-        _unavailable(f"{exc.name} is not installed: pip install -e '.[browser]'")
+        unavailable(f"{exc.name} is not installed: pip install -e '.[browser]'")
     base = tmp_path_factory.mktemp("lab")
     shutil.copytree(NOTEBOOKS, base / "root", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.html"))
     with running_lab(base, {"OPENAI_API_KEY": "stand-in", "OPENAI_BASE_URL": stand_in_model.url}) as server:
@@ -355,9 +355,7 @@ def running_server(app: str, base: Path, kernel_env: dict[str, str]) -> Iterator
         ]
     elif app == "notebook":
         cmd = [sys.executable, "-m", "notebook", "--allow-root", *server_options]
-    elif app == "voila":
-        # Voila executes a notebook on the server when its page is asked for; with progressive
-        # rendering the page is live while the cells run (widgets included), as in Lab.
+    elif app == "voila":  # it runs a notebook on the server when its page is asked for
         cmd = [
             sys.executable,
             "-m",
@@ -368,7 +366,6 @@ def running_server(app: str, base: Path, kernel_env: dict[str, str]) -> Iterator
             f"--Voila.port={port}",
             "--Voila.port_retries=0",
             f"--Voila.token={token}",
-            "--VoilaConfiguration.progressive_rendering=True",
             "--VoilaConfiguration.show_tracebacks=True",
         ]
     else:
@@ -394,6 +391,8 @@ def running_server(app: str, base: Path, kernel_env: dict[str, str]) -> Iterator
             try:
                 server.api("GET", "api/kernels", timeout=2)
                 break
+            except urllib.error.HTTPError:
+                break  # it answers (Voila has no REST API for kernels)
             except (urllib.error.URLError, ConnectionError, OSError):
                 if time.monotonic() > deadline:
                     pytest.fail(f"{app} did not answer within 90 s:\n{server.log_tail()}")
