@@ -138,7 +138,7 @@ def test_the_live_views_last_html_equals_the_saved_transcript_item_by_item(lab: 
         )
         assert view.locator(".adk-text table td").count() == 4 and view.locator(".adk-text pre code").count() == 1
         assert view.locator(".adk-tool img").count() == 1 and "→ transfer to writer" in late["all"]
-        lanes = view.locator(".adk-lane").all_inner_texts()
+        lanes = view.locator(".adk-item.adk-lane").all_inner_texts()
         assert {"▸ pros · panel.pros", "▸ cons · panel.cons"} <= set(lanes), lanes
         assert view.locator('[data-adk="graph"] svg g.adk-active').count() == 1, "the running agent marked"
         assert view.locator('[data-adk="trace"] details.adk-trace .adk-wf-bar').count() >= 6, "the waterfall, live"

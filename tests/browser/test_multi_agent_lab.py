@@ -53,7 +53,7 @@ LIVE_JS = """(i) => {
   const view = cell && cell.querySelector(".adk-live .adk-run");
   if (!view) return null;
   return {
-    lanes: [...view.querySelectorAll(".adk-lane")].map((e) => e.textContent),
+    lanes: [...view.querySelectorAll(".adk-item.adk-lane")].map((e) => e.textContent),
     text: view.querySelector('[data-adk="body"]').textContent,
     nodes: [...view.querySelectorAll('[data-adk="graph"] svg g.adk-node')].map((g) => g.getAttribute("data-agent")),
     active: [...view.querySelectorAll('[data-adk="graph"] svg g.adk-active')].map((g) => g.getAttribute("data-agent")),

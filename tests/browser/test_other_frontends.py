@@ -83,7 +83,7 @@ def _watch_the_run(helper: LabPage) -> None:
         helper.release("chart.hold")
         late = helper.wait_for(seen(lambda s: "North leads" in s["text"]), 120, "the answer, live")
         assert late["status"].startswith("running") and len(late["text"]) > len(early["text"]), (early, late)
-        assert helper.page.locator(f"{LIVE} .adk-lane").count() >= 3
+        assert helper.page.locator(f"{LIVE} .adk-item.adk-lane").count() >= 3
         helper.screenshot_of(helper.page.locator(LIVE).first, "live-lanes")
     finally:
         helper.release(*HOLDS)
