@@ -9,6 +9,7 @@ Session fixtures:
   lab            JupyterLab 4 on 127.0.0.1, a free port, a random token, --allow-root, a
                  temporary root dir holding a copy of notebooks/, isolated settings and
                  workspaces (news and update checks off, every cell kept in the DOM).
+                 (`running_server` starts Notebook 7 and Voila the same way: test_other_frontends.py.)
   browser        (module scope) Chromium launched by Playwright with the flags this closed
                  network needs; closed after each test module, as Playwright's sync API holds
                  an event loop "running" in this thread while it is open.
