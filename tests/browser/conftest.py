@@ -9,6 +9,7 @@ Session fixtures:
   lab            JupyterLab 4 on 127.0.0.1, a free port, a random token, --allow-root, a
                  temporary root dir holding a copy of notebooks/, isolated settings and
                  workspaces (news and update checks off, every cell kept in the DOM).
+                 (`running_server` starts Notebook 7 and Voila the same way: test_other_frontends.py.)
   browser        (module scope) Chromium launched by Playwright with the flags this closed
                  network needs; closed after each test module, as Playwright's sync API holds
                  an event loop "running" in this thread while it is open.
@@ -86,7 +87,7 @@ LAB_SETTINGS = {
 }
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
     """Skip the browser suite, or fail it when it is required (CI)."""
     if REQUIRED:
         pytest.fail(f"browser suite required (ADK_BROWSER_REQUIRED=1) but {reason}", pytrace=False)
@@ -99,9 +100,9 @@ def chromium_path() -> str:
     """/usr/bin/chromium; installed from Debian's packages when missing (root only)."""
     if not os.path.exists(CHROMIUM):
         if not hasattr(os, "geteuid") or os.geteuid() != 0:
-            _unavailable(f"{CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)")
+            unavailable(f"{CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)")
         if shutil.which("apt-get") is None:
-            _unavailable(f"{CHROMIUM} is missing and there is no apt-get to install it")
+            unavailable(f"{CHROMIUM} is missing and there is no apt-get to install it")
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         lock = ["-o", "DPkg::Lock::Timeout=600"]  # another apt-get may hold the lock for a while
         start = time.monotonic()
@@ -286,7 +287,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, stand_in_model: StandInOpenAI)
         import jupyterlab  # noqa: F401
         import playwright  # noqa: F401
     except ImportError as exc:
-        _unavailable(f"{exc.name} is not installed: pip install -e '.[browser]'")
+        unavailable(f"{exc.name} is not installed: pip install -e '.[browser]'")
     base = tmp_path_factory.mktemp("lab")
     shutil.copytree(NOTEBOOKS, base / "root", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.html"))
     with running_lab(base, {"OPENAI_API_KEY": "stand-in", "OPENAI_BASE_URL": stand_in_model.url}) as server:
@@ -298,6 +299,15 @@ def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
     """JupyterLab serving `base`/root (made if missing), with every Jupyter and IPython folder
     under `base`; no provider variable reaches its kernels but those in `kernel_env`. Also what
     bench/first_token.py starts."""
+    with running_server("jupyterlab", base, kernel_env) as server:
+        yield server
+
+
+@contextmanager
+def running_server(app: str, base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
+    """`app` ("jupyterlab", "notebook" for Notebook 7, or "voila") on 127.0.0.1:<free port> with
+    a random token, serving `base`/root, every Jupyter and IPython folder under `base` (so no
+    user config leaks in), its kernels seeing no provider variable but those in `kernel_env`."""
     root = base / "root"
     root.mkdir(exist_ok=True)
     settings = base / "settings"
@@ -321,12 +331,8 @@ def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("JUPYTER_TOKEN", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
+    server_options = [
         "--no-browser",
-        "--allow-root",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
@@ -334,12 +340,37 @@ def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
         f"--ServerApp.root_dir={root}",
         "--ServerApp.disable_check_xsrf=False",
         "--ServerApp.terminals_enabled=False",
-        "--LabApp.news_url=None",  # no announcements fetched
-        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open/close documents without a page load
-        "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
-        f"--LabApp.user_settings_dir={settings}",
-        f"--LabApp.workspaces_dir={base / 'workspaces'}",
     ]
+    if app == "jupyterlab":
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--allow-root",
+            *server_options,
+            "--LabApp.news_url=None",  # no announcements fetched
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open/close documents without a page load
+            "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={base / 'workspaces'}",
+        ]
+    elif app == "notebook":
+        cmd = [sys.executable, "-m", "notebook", "--allow-root", *server_options]
+    elif app == "voila":  # it runs a notebook on the server when its page is asked for
+        cmd = [
+            sys.executable,
+            "-m",
+            "voila",
+            str(root),
+            "--no-browser",
+            "--Voila.ip=127.0.0.1",
+            f"--Voila.port={port}",
+            "--Voila.port_retries=0",
+            f"--Voila.token={token}",
+            "--VoilaConfiguration.show_tracebacks=True",
+        ]
+    else:
+        raise ValueError(f"unknown Jupyter front end {app!r}")
     log = base / "server.log"
     started = time.monotonic()
     with open(log, "wb") as out:
@@ -357,15 +388,17 @@ def running_lab(base: Path, kernel_env: dict[str, str]) -> Iterator[Lab]:
         deadline = time.monotonic() + 90
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
+                pytest.fail(f"{app} exited with {proc.returncode}:\n{server.log_tail()}")
             try:
-                server.api("GET", "api/status", timeout=2)
+                server.api("GET", "api/kernels", timeout=2)
                 break
+            except urllib.error.HTTPError:
+                break  # it answers (Voila has no REST API for kernels)
             except (urllib.error.URLError, ConnectionError, OSError):
                 if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer within 90 s:\n{server.log_tail()}")
+                    pytest.fail(f"{app} did not answer within 90 s:\n{server.log_tail()}")
                 time.sleep(0.25)
-        TIMINGS.append(("JupyterLab server up", time.monotonic() - started))
+        TIMINGS.append((f"{app} server up", time.monotonic() - started))
         yield server
     finally:
         try:
@@ -409,65 +442,49 @@ def browser(chromium_path: str, lab: Lab) -> Iterator[Any]:
 
 
 # -- one page --------------------------------------------------------------------------------
+# A run's view, live (run_view.js draws render.py's .adk-run inside its .adk-live root) or saved
+# (the transcript that replaces the widget when the run ends: the same .adk-run, on its own).
+LIVE = ".adk-live .adk-run"
+SAVED = ".adk-run:not(.adk-live .adk-run)"
+
 PROMPTS_JS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')]
   .map(c => (c.querySelector('.jp-InputArea-prompt') || {}).textContent || '')"""
 
 
-RUN_JS = """(index) => {
-  // What one code cell shows of a run: the live view (.adk-rv, run_view.js) while it runs, or
-  // the static transcript (.adk-run, render.py state_html) that replaces it when it ends.
-  const cell = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')[index];
-  if (!cell) return null;
+RUN_IN_JS = """(cell) => {
+  // What an element (a code cell) shows of a run: the live view (.adk-live, run_view.js) while it
+  // runs, or the static transcript that replaces it when it ends. Both hold the same .adk-run, drawn
+  // by render.py, its parts and items named by data-adk ("top", "stop", "body", "i0", "i0.md", ...).
   const prompt = ((cell.querySelector('.jp-InputArea-prompt') || {}).textContent || '').trim();
   const txt = (el) => (el ? el.textContent : '');
-  const view = cell.querySelector('.adk-rv');
-  if (view) {
-    return {
-      prompt, kind: 'live',
-      status: txt(view.querySelector('.adk-rv-head .adk-rv-badge')),
-      stopVisible: !!view.querySelector('.adk-rv-stop:not([hidden])'),
-      text: [...view.querySelectorAll('.adk-rv-body > .adk-rv-text')].map(txt).join('\\n'),
-      streaming: view.querySelectorAll('.adk-rv-text.adk-rv-streaming').length,
-      tools: [...view.querySelectorAll('.adk-rv-tool')].map(t => ({
-        name: txt(t.querySelector('.adk-rv-tool-name')).replace(/^\\S+\\s/, ''),
-        status: txt(t.querySelector('.adk-rv-tool-head .adk-rv-badge')),
-        args: txt(t.querySelector('.adk-rv-args')),
-        log: txt(t.querySelector('.adk-rv-log')),
-        result: t.querySelector('.adk-rv-result pre') ? txt(t.querySelector('.adk-rv-result pre')) : null,
-      })),
-      all: view.innerText,
-    };
-  }
-  const run = cell.querySelector('.adk-run');
-  if (run) {
-    // render.py marks only .adk-run and .adk-text; the rest is read from its structure:
-    // head = first <div> (<strong>agent</strong><span>status</span>...), a tool card = a <div>
-    // whose first <div> starts with "🔧 name" then a status <span>, its args the first <pre>
-    // child, its result the <pre> in its <details>.
-    const head = run.firstElementChild;
-    const cards = [...run.children].filter(d => d.tagName === 'DIV' && d.firstElementChild
-      && d.firstElementChild.tagName === 'DIV' && /^🔧/.test(txt(d.firstElementChild.querySelector('span'))));
-    return {
-      prompt, kind: 'static',
-      status: txt(head && head.querySelector('span')),
-      stopVisible: false,
-      text: [...run.querySelectorAll(':scope > .adk-text')].map(txt).join('\\n'),
-      streaming: 0,
-      tools: cards.map(d => {
-        const spans = d.firstElementChild.querySelectorAll('span');
-        return {
-          name: txt(spans[0]).replace(/^\\S+\\s/, ''),
-          status: txt(spans[1]),
-          args: txt(d.querySelector(':scope > pre')),
-          log: '',
-          result: d.querySelector(':scope > details > pre') ? txt(d.querySelector(':scope > details > pre')) : null,
-        };
-      }),
-      all: run.innerText,
-    };
-  }
-  return {prompt, kind: null};
+  const live = cell.querySelector('.adk-live .adk-run');
+  const run = live || [...cell.querySelectorAll('.adk-run')].find(r => !r.closest('.adk-live'));
+  if (!run) return {prompt, kind: null};
+  const part = (name) => run.querySelector(`[data-adk="${name}"]`);
+  return {
+    prompt, kind: live ? 'live' : 'static',
+    status: txt(part('top').querySelector('span')),  // the head: <strong>agent</strong> [model] <span>status</span>
+    stopVisible: !!part('stop').querySelector('[data-adk-action=stop]'),
+    text: [...run.querySelectorAll('.adk-item.adk-text')].map(txt).join('\\n'),
+    tools: [...run.querySelectorAll('.adk-item.adk-tool')].map(t => {
+      const card = t.firstElementChild, spans = card.firstElementChild.querySelectorAll(':scope > span');
+      const result = [...card.querySelectorAll(':scope > details')].find(d => txt(d.querySelector('summary')) === 'result');
+      return {
+        name: txt(spans[0]).replace(/^\\S+\\s/, ''),
+        status: txt(spans[1]),
+        args: txt(card.querySelector(':scope > pre:not([data-adk])')),
+        log: txt(card.querySelector(':scope > pre[data-adk$=".log"]')),
+        result: result ? txt(result.querySelector('pre')) : null,
+      };
+    }),
+    all: run.innerText,
+  };
 }"""
+
+RUN_JS = f"""(index) => {{
+  const cell = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')[index];
+  return cell ? ({RUN_IN_JS})(cell) : null;
+}}"""
 
 
 SETTLE_JS = """async (roots) => {
@@ -657,7 +674,7 @@ class LabPage:
         """The run is over as the page shows it: no cell running or queued, the kernel idle in the
         page (its idle status comes after every output of the run on the same channel) and on the
         server, and no live run view left (each %%chat's view is replaced by its transcript)."""
-        live = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .adk-rv")
+        live = self.page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {LIVE}")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if (
@@ -762,18 +779,18 @@ class LabPage:
 
     # -- a run: the live widget (run_view.js), then the static transcript (render.py) -----------
     def widgets(self, code_cell: int | None = None) -> Any:
-        """The live run views (`.adk-rv`), in one code cell or in the whole notebook."""
+        """The live run views (the `.adk-run` inside run_view.js's `.adk-live`), in one code cell or all."""
         scope = self.code_cells().nth(code_cell) if code_cell is not None else self.page
-        return scope.locator(".adk-rv")
+        return scope.locator(LIVE)
 
     def transcripts(self, code_cell: int | None = None) -> Any:
-        """The static transcripts (`.adk-run`) a finished run leaves, in one cell or all."""
+        """The static transcripts (`.adk-run` outside `.adk-live`) a finished run leaves, in one cell or all."""
         scope = self.code_cells().nth(code_cell) if code_cell is not None else self.page
-        return scope.locator(".adk-run")
+        return scope.locator(SAVED)
 
     def run_snapshot(self, code_cell: int) -> dict[str, Any]:
         """What `code_cell` shows of its run right now: kind ("live" | "static" | None), status,
-        text, tools [{name, status, args, log, result}], stopVisible, streaming, and its prompt."""
+        text, tools [{name, status, args, log, result}], stopVisible, and its prompt."""
         return self.page.evaluate(RUN_JS, code_cell)
 
     # -- saving and pictures -------------------------------------------------------------

@@ -1,9 +1,9 @@
 """End to end in a real JupyterLab and a real browser (Chromium, driven by Playwright).
 
 The harness is in conftest.py. Each test opens a notebook (with a new kernel), runs every cell
-from the Run menu, and reads the DOM: the live run widget (`.adk-rv`, drawn by
-adk_notebook/notebook/widgets/run_view.js) while a run goes on, and the static transcript
-(`.adk-run`, the text/html of render.py) that replaces it when the run ends.
+from the Run menu, and reads the DOM: the live run widget (run_view.js's `.adk-live`, holding the
+`.adk-run` that render.py draws) while a run goes on, and the static transcript (the same `.adk-run`,
+the cell's text/html) that replaces it when the run ends.
 
 Notebooks under test: notebooks/01_quickstart.ipynb, notebooks/03_multimodal.ipynb,
 notebooks/99_xss_probe.ipynb, and small ones written here (a slow-streaming model, a long
@@ -277,14 +277,14 @@ def test_multimodal_tool_image_and_pdf_links(lab: Lab, lab_page: LabPage) -> Non
             "the pause tool",
         )
         view = lab_page.widgets(chat)
-        assert _wait_images(lab_page, view.locator("img.adk-rv-img")) == 1
-        assert view.locator("img.adk-rv-img").evaluate("img => img.naturalWidth") == 64
+        assert _wait_images(lab_page, view.locator(".adk-tool img")) == 1
+        assert view.locator(".adk-tool img").evaluate("img => img.naturalWidth") == 64
         lab_page.eventually(
-            lambda: _contains(_hrefs(view.locator(".adk-rv-file a[href]")), "https://example.com/reports/q4.pdf")
+            lambda: _contains(_hrefs(view.locator(".adk-tool a[href]")), "https://example.com/reports/q4.pdf")
         )
-        hrefs = _hrefs(view.locator(".adk-rv-file a[href]"))
-        assert any(h.startswith("blob:") for h in hrefs), (
-            f"the inline PDF is not a blob: link in the live view: {hrefs}"
+        hrefs = _hrefs(view.locator(".adk-tool a[href]"))
+        assert any(h.startswith("data:application/pdf") for h in hrefs), (
+            f"the inline PDF is not a link in the live view: {hrefs}"
         )
         lab_page.screenshot_of(view, "live")
     finally:
@@ -365,7 +365,6 @@ def test_streamed_text_appears_before_the_run_ends(lab: Lab, lab_page: LabPage) 
     lengths = sorted({len(s["text"]) for s in running if "chunk" in s["text"]})
     assert len(lengths) >= 3, f"the answer did not grow in place while the cell ran: lengths {lengths}"
     assert any("chunk" in s["text"] and "THE-END" not in s["text"] for s in running)
-    assert any(s["streaming"] for s in running), "no text item was marked .adk-rv-streaming"
     assert any(s["stopVisible"] for s in running), "the Stop button was not shown while running"
     tool_running = [t for s in running for t in s["tools"] if t["status"] == "running"]
     assert tool_running, "no tool card showed 'running' while the tool slept"
@@ -397,7 +396,7 @@ def test_stop_button_cancels_a_long_tool(lab: Lab, lab_page: LabPage) -> None:
     major = int(re.search(r"ipykernel (\d+)", version).group(1))
     if major < 7:
         pytest.skip(f"{version.strip()}: ipykernel 6 holds widget messages until the cell ends (DESIGN.md)")
-    stop = lab_page.widgets(chat).locator(".adk-rv-stop")
+    stop = lab_page.widgets(chat).locator("[data-adk-action=stop]")
     assert stop.is_visible()
     clicked = time.monotonic()
     stop.click()
@@ -466,15 +465,16 @@ async def pause() -> dict:
 
 def test_a_page_reloaded_mid_run_draws_the_live_view_again(lab: Lab, lab_page: LabPage) -> None:
     """Saved and reloaded while the run waits in a tool (the kernel goes on): the live view comes
-    back from the kernel's widget models, its finished turn drawn as markdown by the kernel's one
-    markdown-it library model, and it shows the end of the run when it comes."""
+    back from the kernel's widget model (its trait, then a snapshot), its finished turn drawn as
+    markdown, and it shows the end of the run when it comes, and keeps showing it once the kernel
+    closes the model."""
     path = write_notebook(lab, "midrun.ipynb", MID_RUN)
     chat = code_index(lab, path, "%%chat")
     lab_page.open(path)
     lab_page.hold("midrun.hold")
     try:
         lab_page.run_all()
-        bold = lab_page.widgets(chat).locator(".adk-rv-text strong")
+        bold = lab_page.widgets(chat).locator(".adk-text strong")
         lab_page.wait_for(lambda: bold.count() == 1, 120, "the first turn drawn as markdown")
         lab_page.save()
         lab_page.reload(kernel_idle=False)
@@ -486,9 +486,15 @@ def test_a_page_reloaded_mid_run_draws_the_live_view_again(lab: Lab, lab_page: L
     finally:
         lab_page.release("midrun.hold")
     # This page did not send the execute request, so the transcript does not replace the view
-    # here; the view takes the run's final state from its model.
+    # here: the view shows the run's end from the last delta, and keeps it when the model closes.
     lab_page.wait_for(lambda: lab_page.run_snapshot(chat).get("status") == "done", 60, "the run to end in the view")
-    assert lab_page.widgets(chat).locator(".adk-rv-text em").inner_text() == "done"
+    lab_page.wait_kernel_idle(60)  # idle comes after the run's last message, the model's close
+    shot = lab_page.run_snapshot(chat)
+    assert shot["status"] == "done" and not shot["stopVisible"], shot
+    assert lab_page.widgets(chat).is_visible(), "the run's end is drawn but hidden"
+    assert "All done" in shot["text"] and lab_page.widgets(chat).locator(".adk-text em").inner_text() == "done"
+    assert [t["name"] for t in shot["tools"]] == ["pause"] and shot["tools"][0]["status"] == "ok", shot["tools"]
+    lab_page.screenshot_of(lab_page.code_cells().nth(chat), "ended")
     assert lab_page.pwned() is None
 
 
@@ -529,8 +535,8 @@ def test_xss_probe(lab: Lab, lab_page: LabPage, tmp_path: Path) -> None:
         )
         view = lab_page.widgets(chat)
         assert view.count() == 1
-        lab_page.eventually(lambda: _at_least(view.locator(".adk-rv-text strong").count(), 1))  # markdown drawn
-        for summary in view.locator(".adk-rv-result summary").all():
+        lab_page.eventually(lambda: _at_least(view.locator(".adk-text strong").count(), 1))  # markdown drawn
+        for summary in view.locator(".adk-tool details > summary").all():
             summary.click()
         _assert_probe_safe(lab_page, view, "live widget")
         assert view.locator("a").count() == 0, "the model's javascript: links became anchors in the live widget"

@@ -50,13 +50,13 @@ editor_model = Streamer("editor", ["editor-says ", "done."])''',
 
 LIVE_JS = """(i) => {
   const cell = document.querySelectorAll(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell")[i];
-  const view = cell && cell.querySelector(".adk-rv");
+  const view = cell && cell.querySelector(".adk-live .adk-run");
   if (!view) return null;
   return {
-    lanes: [...view.querySelectorAll(".adk-rv-lane")].map((e) => e.textContent),
-    text: view.querySelector(".adk-rv-body").textContent,
-    nodes: [...view.querySelectorAll(".adk-rv-graph g.adk-node")].map((g) => g.getAttribute("data-agent")),
-    active: [...view.querySelectorAll(".adk-rv-graph g.adk-active")].map((g) => g.getAttribute("data-agent")),
+    lanes: [...view.querySelectorAll(".adk-item.adk-lane")].map((e) => e.textContent),
+    text: view.querySelector('[data-adk="body"]').textContent,
+    nodes: [...view.querySelectorAll('[data-adk="graph"] svg g.adk-node')].map((g) => g.getAttribute("data-agent")),
+    active: [...view.querySelectorAll('[data-adk="graph"] svg g.adk-active')].map((g) => g.getAttribute("data-agent")),
   };
 }"""
 

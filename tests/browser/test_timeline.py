@@ -1,5 +1,5 @@
-"""The run's waterfall in a real JupyterLab: the live view's Timeline tab while the run goes, the
-saved transcript's folded timeline, and `%adk trace`; bars laid out in proportion to the steps'
+"""The run's waterfall in a real JupyterLab: the live view's folded Timeline, opened while the run
+goes, the saved transcript's, and `%adk trace`; bars laid out in proportion to the steps'
 durations, errors marked, hostile names shown as text. Screenshots in tests/browser/screenshots/."""
 
 from __future__ import annotations
@@ -63,6 +63,18 @@ GEOMETRY_JS = """rows => rows.map(bar => {
 })"""
 
 
+ROWS_JS = "grid => [...grid.children].map(c => c.innerText)"
+ERROR_COLOR = "var(--jp-error-color1,#d32f2f)"  # waterfall.py's bar of a failed step
+
+
+def _rows(grid: Any) -> tuple[list[str], list[str], list[str]]:
+    """A waterfall grid's rows as shown: labels, metas (latency · tokens) and error lines.
+    A row is three cells (label, bar, meta), then one more when the step failed ("⚠ ...")."""
+    cells = grid.evaluate(ROWS_JS)
+    at = [i for i, t in enumerate(cells) if re.match(r"^(\d+ ms|[\d.]+ s|\d+ min \d+ s|running…)", t)]
+    return [cells[i - 2] for i in at], [cells[i] for i in at], [t for t in cells if t.startswith("⚠")]
+
+
 def _seconds(meta: str) -> float:
     """The latency a row shows ("412 ms", "1.3 s", "1 min 2 s") in seconds."""
     first = meta.split(" · ")[0]
@@ -102,29 +114,25 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
         lab_page.run_all()
         view = lab_page.widgets(chat)
         lab_page.wait_for(
-            lambda: view.count() == 1 and view.locator(".adk-rv-tabs").is_visible(),
-            120,
-            "the live view's tabs",
-        )
-        lab_page.wait_for(
             lambda: any(
                 t["name"] == "pause" and t["status"] == "running"
                 for t in lab_page.run_snapshot(chat).get("tools") or []
             ),
-            60,
+            120,
             "the pause tool",
         )
-        view.locator(".adk-rv-tab", has_text="Timeline").click()
-        timeline = view.locator(".adk-rv-timeline")
-        assert timeline.is_visible() and not view.locator(".adk-rv-body").is_visible()
+        folded = view.locator('[data-adk="trace"] > details.adk-trace')
+        assert folded.count() == 1 and not folded.locator(".adk-waterfall").is_visible(), "live, folded"
+        folded.locator("summary").click()  # the Timeline, opened as a user would
+        timeline = folded.locator(".adk-waterfall")
+        assert timeline.is_visible()
         lab_page.eventually(lambda: _contains(timeline.inner_text(), "running…"))
-        names = timeline.locator(".adk-rv-tl-name").all_inner_texts()
+        names, metas, errors = _rows(timeline)
         assert names[:2] == ["▶ timed", "🤖 timed"] and names[2].startswith("💬") and names[3] == "🔧 fetch_data", names
-        assert "pause" in names[-1], "the running tool is the last row so far"
+        assert "pause" in names[-1] and metas[-1] == "running…", "the running tool is the last row so far"
         assert "120 in · 8 out" in timeline.inner_text()
-        error = timeline.locator(".adk-rv-tl-err")
-        assert error.count() == 1 and PAYLOADS[0] in error.inner_text(), "the failed tool marked, its message as text"
-        assert timeline.locator(".adk-rv-tl-bar.adk-rv-tl-error").count() == 1
+        assert len(errors) == 1 and PAYLOADS[0] in errors[0], "the failed tool marked, its message as text"
+        assert timeline.locator(f'.adk-wf-bar[style*="{ERROR_COLOR}"]').count() == 1, "one bar drawn as failed"
         lab_page.screenshot_of(view, "live-timeline")
     finally:
         lab_page.release("timeline.hold")
@@ -138,12 +146,8 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
     folded.locator("summary").click()
     saved = folded.locator(".adk-waterfall")
     assert saved.is_visible()
-    rows = saved.evaluate("grid => [...grid.children].map(c => c.innerText)")
-    at = [i for i, t in enumerate(rows) if re.match(r"^(\d+ ms|[\d.]+ s|\d+ min \d+ s|running…)", t)]
-    metas, labels = (
-        [rows[i] for i in at],
-        [rows[i - 2] for i in at],
-    )  # a row: label, bar, meta (, error)
+    rows = saved.evaluate(ROWS_JS)
+    labels, metas, _ = _rows(saved)
     saved_bars = _check_bars(lab_page, saved.locator(".adk-wf-bar"), metas)
     assert any(PAYLOADS[0] in t for t in rows) and "no data for" in saved.inner_text()
     tool_row = labels.index("🔧 fetch_data")
@@ -152,7 +156,7 @@ def test_waterfall_live_saved_and_from_adk_trace(lab: Lab, lab_page: LabPage) ->
 
     out = lab_page.code_cells().nth(trace_cell).locator(".adk-trace-view")
     assert out.count() == 1 and "Trace of timed (its last run)" in out.inner_text()
-    drawn = out.locator(".adk-waterfall").evaluate("grid => [...grid.children].map(c => c.innerText)")
+    drawn = out.locator(".adk-waterfall").evaluate(ROWS_JS)
     assert drawn == rows, "%adk trace draws the run the transcript saved"
     _check_bars(lab_page, out.locator(".adk-wf-bar"), metas)
     assert lab_page.pwned() is None

@@ -145,6 +145,15 @@ export default {
       clearInterval(clock);
       model.off("msg:custom", onCustom);
       root.removeEventListener("click", onClick);
+      // Removed while its output stays on the page: the model closed (the run ended, the kernel
+      // restarted) in a page that did not run the cell (reloaded mid-run, a second window), where
+      // no transcript replaces the view and JupyterLab hides the widget's output box. Keep the
+      // run as last drawn (its end, from the final delta), without controls, beside that box.
+      if (el.isConnected) {
+        for (const control of root.querySelectorAll("[data-adk-action]")) control.remove();
+        root.style.flex = "1 1 auto";
+        (el.closest(".jp-OutputArea-output") ?? el).after(root);
+      }
     };
   },
 };
