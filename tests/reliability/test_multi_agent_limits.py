@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -360,9 +363,29 @@ async def _python_calls_of_a_map(items: int, max_concurrency: int | None) -> int
 
 
 @pytest.mark.parametrize("max_concurrency", [None, 4])
-async def test_a_map_of_4x_the_items_does_4x_the_work(max_concurrency: int | None, tally: Any) -> None:
+def test_a_map_of_4x_the_items_does_4x_the_work(max_concurrency: int | None, tally: Any) -> None:
     with tally.case(f"{FAMILY}: MapAgent 100 vs 400 items, max_concurrency={max_concurrency}"):
-        small = await _python_calls_of_a_map(100, max_concurrency)
-        large = await _python_calls_of_a_map(400, max_concurrency)
+        small = _python_calls_in_a_fresh_process(100, max_concurrency)
+        large = _python_calls_in_a_fresh_process(400, max_concurrency)
         # linear: 4x, plus a little; each model call reading every sibling's events made it ~7x
         assert large / small < 4.5, f"100 items: {small} calls, 400 items: {large} calls ({large / small:.1f}x)"
+
+
+def _python_calls_in_a_fresh_process(items: int, max_concurrency: int | None) -> int:
+    """`_python_calls_of_a_map` in a process of its own: the profile hook counts only this run's
+    calls (after tests/reliability/test_interrupts.py in the same process it never returned)."""
+    code = (
+        "import asyncio, sys; sys.path.insert(0, sys.argv[1]); "
+        "from test_multi_agent_limits import _python_calls_of_a_map as count; "
+        "print(asyncio.run(count(int(sys.argv[2]), None if sys.argv[3] == 'None' else int(sys.argv[3]))))"
+    )
+    here = str(Path(__file__).resolve().parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code, here, str(items), str(max_concurrency)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(here).parent), os.environ.get("PYTHONPATH", "")])},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.split()[-1])
