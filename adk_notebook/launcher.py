@@ -154,7 +154,7 @@ def _typeahead_kept(on_terminal: bool) -> Iterator[None]:
     try:
         import termios
     except ImportError:  # Windows
-        termios = None  # type: ignore[assignment]
+        termios = None  # type: ignore[assignment]  # the module or None: the check below skips it
     if termios is None or not on_terminal or not sys.stdin.isatty():
         yield
         return

@@ -10,8 +10,10 @@ must still hold its variables, and the next %%chat must answer from a new model 
 from __future__ import annotations
 
 import asyncio
+import html
 import importlib.util
 import os
+import re
 import signal
 import time
 from typing import Any
@@ -40,16 +42,29 @@ CELLS = [
 
 class StreamWatch(NotebookClient):
     """An nbclient that also reads the run widget's deltas (custom comm messages, never saved):
-    the text the view has been sent so far."""
+    the answer's text the view has been sent so far, put together as run_view.js does."""
 
-    streamed = ""
+    drawn: tuple[str, str] = ("", "")  # the answer's closed blocks and its open tail, as HTML
+
+    @property
+    def streamed(self) -> str:
+        return html.unescape(re.sub(r"<[^>]*>", "", "".join(self.drawn)))
 
     def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
         data = (msg.get("content") or {}).get("data") or {}
         if msg.get("msg_type") == "comm_msg" and data.get("method") == "custom":
             body = data.get("content") or {}
-            if body.get("type") == "delta":
-                self.streamed += "".join(op[2] for op in body.get("ops", ()) if op[0] == "t")
+            if body.get("type") == "delta" and body.get("seq") == 1:  # a new run's view: its answer alone
+                self.drawn = ("", "")
+            for op in body.get("ops", ()) if body.get("type") == "delta" else ():
+                if op[0] == "stream":  # ["stream", target, kept, cut, suffix, split]: cut, split in UTF-16 units
+                    done, tail = self.drawn
+                    new = (tail.encode("utf-16-le")[: 2 * op[3]] + op[4].encode("utf-16-le")).decode("utf-16-le")
+                    units = new.encode("utf-16-le")
+                    self.drawn = (
+                        done + units[: 2 * op[5]].decode("utf-16-le"),
+                        units[2 * op[5] :].decode("utf-16-le"),
+                    )
         return super().process_message(msg, cell, cell_index)
 
 
@@ -75,6 +90,7 @@ async def test_a_killed_model_process_leaves_the_kernel_and_its_variables() -> N
         while len(client.streamed) < 40 and not running.done() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         assert len(client.streamed) >= 40 and not running.done(), "the story should be streaming"
+        before_the_crash = client.streamed
         os.kill(pid, signal.SIGSEGV)
         await asyncio.wait_for(running, 30)
         for index in range(5, len(CELLS)):
@@ -90,7 +106,7 @@ async def test_a_killed_model_process_leaves_the_kernel_and_its_variables() -> N
     shown = transcript(died)
     assert "error" in shown["text/plain"].splitlines()[0], "the run's view ends as an error"
     assert "killed by SIGSEGV" in shown["text/html"] and "killed by SIGSEGV" in shown["text/plain"]
-    assert client.streamed[:40] in shown["text/plain"], "what streamed before the crash stays in the transcript"
+    assert before_the_crash[:40] in shown["text/plain"], "what streamed before the crash stays in the transcript"
 
     assert value(cells[5]) == "{'answer': 42}", "the kernel survived with its variables"
     assert not [o for o in cells[7].outputs if o.output_type == "error"]

@@ -100,11 +100,15 @@ def test_adk_eval_without_rouge_score_is_one_line_naming_the_extra(
     shell.user_ns["hello_model"] = FunctionModel(lambda request: "Hello!")
     shell.run_cell("%%agent hello --model hello_model\nSay hello.")
     monkeypatch.setitem(sys.modules, "rouge_score", None)
-    with tally.case("extras: %adk eval, no rouge-score"):
-        with pytest.raises(UsageError) as raised:
-            shell.run_line_magic("adk", f"eval hello {path}")
-        assert 'pip install "adk-notebook[eval]"' in str(raised.value)
-        assert "\n" not in str(raised.value)
+    try:
+        with tally.case("extras: %adk eval, no rouge-score"):
+            with pytest.raises(UsageError) as raised:
+                shell.run_line_magic("adk", f"eval hello {path}")
+            assert 'pip install "adk-notebook[eval]"' in str(raised.value)
+            assert "\n" not in str(raised.value)
+    finally:  # the shell is IPython's one global shell: the next module's tests must not see them
+        for name in ("hello", "hello_model"):
+            shell.user_ns.pop(name, None)
 
 
 @pytest.mark.notebook
