@@ -604,6 +604,11 @@ class Transcript:
             }
         )
 
+    def fields(self) -> list[dict[str, Any]]:
+        """Each item's fields as they stand, not copied or joined (a text turn: its kind only):
+        cheap enough to scan at every flush, as `render.active_agent` does."""
+        return [{"k": item.kind} if isinstance(item, _Text) else item.fields for item in self.items]
+
     def state(self) -> dict[str, Any]:
         """The whole state as JSON-ready data: what `render.state_html` draws."""
         return {**self.head(), "items": [_clean(item.json()) for item in self.items]}

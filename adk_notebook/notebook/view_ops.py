@@ -19,7 +19,7 @@ these ops; `wire(ops)` is their one JSON form, which run_view.js reads.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,7 +95,7 @@ class LiveDiff:
         self._streams: dict[int, MarkdownStream] = {}  # answers streaming, by item
         self._behind: set[int] = set()  # of those, the ones with text not drawn yet (not due)
         self._logged: dict[int, int] = {}  # tool cards drawn with a log -> characters dropped then
-        self._active: str | None = active_agent(transcript.state()) if transcript.graph else None
+        self._active: str | None = active_agent(self._marked()) if transcript.graph else None
         self._traced = False  # the waterfall's fold was sent: later only its grid is replaced
 
     def pending(self) -> bool:
@@ -141,7 +141,7 @@ class LiveDiff:
                 self._part("end", end_html(state)),
             ]
         if transcript.graph and (changed or head):
-            state = transcript.state()
+            state = self._marked()
             active = active_agent(state)
             if active != self._active:
                 self._active = active
@@ -149,6 +149,11 @@ class LiveDiff:
         if self._trace.take_changed() and self._trace.root is not None:
             ops.append(self._waterfall(self._trace.root))
         return ops
+
+    def _marked(self) -> dict[str, Any]:
+        """What the graph's running agent is read from: the run's fields and its items' fields
+        as they stand (not `Transcript.state()`, which joins and cleans every text at each flush)."""
+        return {**self._transcript.head(), "items": self._transcript.fields()}
 
     def _waterfall(self, root: dict[str, Any]) -> Replace:
         if self._traced:
@@ -160,7 +165,7 @@ class LiveDiff:
     def _part(name: str, html: str) -> Replace:
         return Replace(name, part(name, html))
 
-    def _item(self, index: int, how: str, grown: Any) -> list[Op]:
+    def _item(self, index: int, how: str, grown: Sequence[str]) -> list[Op]:
         data = self._transcript.items[index].json()
         kind = data.get("k")
         if kind == "text" and (index in self._streams or (how == "insert" and not data["done"])):

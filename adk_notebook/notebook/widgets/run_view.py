@@ -204,9 +204,10 @@ class RunView:
             self._trace.replace(result.trace.to_dict())
         self._status = status
         self._send(self._diff.take())  # a view that is still open shows the end too
-        self._final = self._html()
+        state = self._state()
+        self._final = run_html(state)
         if self._shown:
-            _publish({"text/html": self._final, "text/plain": state_text(self._state())}, self._display_id, update=True)
+            _publish({"text/html": self._final, "text/plain": state_text(state)}, self._display_id, update=True)
         self.widget.close()  # the cell shows the transcript now: nothing needs the model, nor saves it
 
     def on_stop(self, callback: Callable[[], None]) -> None:
